@@ -1,0 +1,579 @@
+"""Decode capture files into one line per OAMPDU: the logic behind ``efmoam decode``.
+
+Nothing here depends on click: `run_decode` takes a path and two text streams and
+returns the exit status, and `pdu_to_dict` / `frame_to_dict` / `error_to_dict` are the
+one mapping from the model to JSON-ready dicts (the daemon reuses them).  The plain-text
+lines are rendered from those same dicts (`format_text`).
+
+Input
+    A pcap or pcapng file, read record by record (`efmoam.capture`), never loaded whole.
+    The first record must have the Ethernet link type (1), else `NotEthernetError`.
+    Later records of another link type (other pcapng interfaces) are counted and
+    skipped.  Frames that are not OAMPDUs (`DecodeReason.not_oampdu`: another
+    EtherType, another Slow Protocols subtype, a VLAN tag, another destination) are
+    counted and skipped; malformed OAMPDUs are reported and decoding goes on.
+
+Plain text (one line per OAMPDU, columns separated by two spaces)
+    ``FRAME  TIME  SRC  FLAGS  CODE  [BODY...]`` where FRAME is the 1-based record
+    number, TIME the seconds since the first record of the file with 6 decimals (as
+    Wireshark's ``frame.time_relative``), FLAGS the flag names joined by commas or
+    ``-``, CODE the code name, and BODY the TLVs, e.g.
+    ``local(ver=1 rev=1 parser=fwd mux=fwd config=active,link_events pdu=1500
+    oui=00:11:22 vendor=0x00000001)`` or ``errored_symbol_period(ts=100
+    window=125000000 threshold=1 errors=3 total=3 events=1)`` (total: error running
+    total, events: event running total).  Event Notifications start the body with
+    ``seq=N``.  A malformed OAMPDU gives ``FRAME  TIME  SRC  MALFORMED reason (octet N:
+    detail)``.
+
+JSON (``--json``: one object per line, compact, keys in this order)
+    Every OAMPDU:
+        ``frame`` (int, 1-based record number), ``time`` (float, seconds since the
+        epoch), ``src`` ("aa:bb:cc:dd:ee:ff"), ``flags`` (int), ``flag_names`` (list of
+        `pdu.enums.FLAG_NAMES`, LSB first; an undefined bit appears as "0x0080"),
+        ``code`` (int), ``code_name`` ("information", "event_notification",
+        "variable_request", "variable_response", "loopback_control",
+        "organization_specific", or "unsupported" for a reserved code), then by code:
+
+    * information: ``tlvs``
+    * event_notification: ``sequence`` (int), ``tlvs``
+    * variable_request: ``descriptors``: list of {``branch``, ``leaf``}
+    * variable_response: ``containers``: list of {``branch``, ``leaf``, ``values``
+      (list of hex strings), ``indication`` (int or null)}
+    * loopback_control: ``loopback_command`` (int), ``loopback_command_name``
+      ("enable", "disable", or "unknown")
+    * organization_specific: ``oui`` ("00:11:22"), ``value`` (hex string)
+    * unsupported: ``data`` (hex string, the octets after the code, zero padding cut)
+
+    Every TLV object has ``type`` (int, the wire type) and ``kind`` ("local",
+    "remote", "errored_symbol_period", "errored_frame", "errored_frame_period",
+    "errored_frame_seconds_summary", "organization_specific" or "unknown"), then the
+    model's fields (`pdu.model`) by name:
+
+    * local/remote: ``oam_version``, ``revision``, ``state_reserved``, ``mux_action``,
+      ``parser_action``, ``oam_config`` (int), ``oam_config_names`` (list of
+      `pdu.enums.OAM_CONFIG_NAMES`), ``oampdu_config_reserved``, ``max_pdu_size``,
+      ``oui`` ("00:11:22"), ``vendor_info`` (int)
+    * link events: ``timestamp``, ``window``, ``threshold``, ``errors``,
+      ``error_running_total``, ``event_running_total`` (ints)
+    * organization_specific: ``oui`` ("00:11:22"), ``value`` (hex string)
+    * unknown: ``value`` (hex string)
+
+    OUIs are always "00:11:22" strings (`pdu.format_oui`), octet strings always
+    lower-case hex without separators, every other number an integer.
+
+    A malformed OAMPDU: ``frame``, ``time``, ``src`` (absent if the frame is shorter
+    than 12 octets), ``error`` (the `DecodeReason` value, e.g. "tlv_too_short"),
+    ``offset`` (int, the octet where decoding stopped), ``detail`` (string, may be
+    empty).
+
+Exit status (`run_decode`)
+    0 when the whole file was read (malformed OAMPDUs included), 2 when the input is
+    unreadable: not a pcap/pcapng file, truncated or damaged (the records before the
+    damage are printed first), not Ethernet, or cannot be opened.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
+from typing import Any, BinaryIO, TextIO
+
+import attrs
+
+from efmoam.capture import CaptureError, CaptureRecord, iter_capture, read_capture
+from pdu import (
+    Code,
+    DecodeError,
+    EventNotification,
+    EventTlvType,
+    Information,
+    InfoTlv,
+    InfoTlvType,
+    LinkEventTlv,
+    LoopbackCommand,
+    LoopbackControl,
+    Oampdu,
+    OrgSpecificPdu,
+    OrgSpecificTlv,
+    PeerDecoder,
+    UnknownTlv,
+    UnsupportedPdu,
+    VariableContainer,
+    VariableDescriptor,
+    VariableRequest,
+    VariableResponse,
+    format_oui,
+)
+from pdu.enums import FLAG_NAMES, OAM_CONFIG_NAMES, SLOW_PROTOCOLS_ETHERTYPE
+
+__all__ = [
+    "ETHERNET",
+    "EXIT_OK",
+    "EXIT_UNREADABLE",
+    "CaptureDecoder",
+    "DecodeStats",
+    "JsonObject",
+    "NotEthernetError",
+    "error_to_dict",
+    "format_text",
+    "frame_to_dict",
+    "open_records",
+    "pdu_to_dict",
+    "run_decode",
+    "tlv_to_dict",
+]
+
+JsonObject = dict[str, Any]
+
+ETHERNET = 1  #: pcap LINKTYPE_ETHERNET
+EXIT_OK = 0
+EXIT_UNREADABLE = 2
+
+#: Link types one is likely to meet instead of Ethernet, for the error message.
+_LINKTYPE_NAMES = {
+    0: "BSD loopback",
+    101: "raw IP",
+    105: "IEEE 802.11",
+    113: "Linux cooked capture (SLL)",
+    127: "IEEE 802.11 radiotap",
+    228: "raw IPv4",
+    229: "raw IPv6",
+    276: "Linux cooked capture v2 (SLL2)",
+}
+
+_ETHERTYPE = SLOW_PROTOCOLS_ETHERTYPE.to_bytes(2, "big")
+_CODE_NAMES = {int(code): code.name.lower() for code in Code}
+_UNSUPPORTED = "unsupported"
+_INFO_KINDS = {int(InfoTlvType.LOCAL): "local", int(InfoTlvType.REMOTE): "remote"}
+_EVENT_KINDS = {int(kind): kind.name.lower() for kind in EventTlvType if kind not in (0, 0xFE)}
+_ORG_KIND = "organization_specific"
+_UNKNOWN_KIND = "unknown"
+_LOOPBACK_NAMES = {int(command): command.name.lower() for command in LoopbackCommand}
+_FLAG_NAMES = tuple(FLAG_NAMES)
+_OAM_CONFIG_NAMES = tuple(OAM_CONFIG_NAMES)
+_PARSER_TEXT = ("fwd", "lb", "discard", "rsvd")
+_MUX_TEXT = ("fwd", "discard")
+_MAX_RENDERED_PEERS = 1024
+_CHUNK_LINES = 1024
+
+
+class NotEthernetError(Exception):
+    """The capture's first record does not have the Ethernet link type."""
+
+    def __init__(self, linktype: int) -> None:
+        self.linktype = linktype
+        name = _LINKTYPE_NAMES.get(linktype)
+        what = f"link type {linktype}" + (f" ({name})" if name else "")
+        super().__init__(f"{what} is not Ethernet (link type 1); only Ethernet captures can be decoded")
+
+
+# -- model -> dict ------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def _bit_names(value: int, names: tuple[str, ...], width: int) -> tuple[str, ...]:
+    """Names of the bits set in *value* (LSB first); undefined bits as hex."""
+    out = []
+    for bit in range(value.bit_length()):
+        if value >> bit & 1:
+            out.append(names[bit] if bit < len(names) else f"{1 << bit:#0{width + 2}x}")
+    return tuple(out)
+
+
+def flag_names(flags: int) -> list[str]:
+    """Names of the OAMPDU flags set in *flags*, LSB first."""
+    return list(_bit_names(int(flags), _FLAG_NAMES, 4))
+
+
+def oam_config_names(config: int) -> list[str]:
+    """Names of the OAM Configuration bits set in *config*, LSB first."""
+    return list(_bit_names(int(config), _OAM_CONFIG_NAMES, 2))
+
+
+def _info_tlv(tlv: InfoTlv) -> JsonObject:
+    return {
+        "type": tlv.type,
+        "kind": _INFO_KINDS.get(tlv.type, _UNKNOWN_KIND),
+        "oam_version": tlv.oam_version,
+        "revision": tlv.revision,
+        "state_reserved": tlv.state_reserved,
+        "mux_action": tlv.mux_action,
+        "parser_action": tlv.parser_action,
+        "oam_config": int(tlv.oam_config),
+        "oam_config_names": oam_config_names(tlv.oam_config),
+        "oampdu_config_reserved": tlv.oampdu_config_reserved,
+        "max_pdu_size": tlv.max_pdu_size,
+        "oui": format_oui(tlv.oui),
+        "vendor_info": tlv.vendor_info,
+    }
+
+
+def _link_event_tlv(tlv: LinkEventTlv) -> JsonObject:
+    return {
+        "type": tlv.type,
+        "kind": _EVENT_KINDS.get(tlv.type, _UNKNOWN_KIND),
+        "timestamp": tlv.timestamp,
+        "window": tlv.window,
+        "threshold": tlv.threshold,
+        "errors": tlv.errors,
+        "error_running_total": tlv.error_running_total,
+        "event_running_total": tlv.event_running_total,
+    }
+
+
+def _org_tlv(tlv: OrgSpecificTlv) -> JsonObject:
+    return {"type": 0xFE, "kind": _ORG_KIND, "oui": format_oui(tlv.oui), "value": tlv.value.hex()}
+
+
+def _unknown_tlv(tlv: UnknownTlv) -> JsonObject:
+    return {"type": tlv.type, "kind": _UNKNOWN_KIND, "value": tlv.value.hex()}
+
+
+_TLV_RENDERERS: dict[type, Callable[[Any], JsonObject]] = {
+    InfoTlv: _info_tlv,
+    LinkEventTlv: _link_event_tlv,
+    OrgSpecificTlv: _org_tlv,
+    UnknownTlv: _unknown_tlv,
+}
+
+
+def tlv_to_dict(tlv: InfoTlv | LinkEventTlv | OrgSpecificTlv | UnknownTlv) -> JsonObject:
+    """The JSON object of one TLV (see the module docstring for the keys)."""
+    return _TLV_RENDERERS[type(tlv)](tlv)
+
+
+def _descriptor(descriptor: VariableDescriptor) -> JsonObject:
+    return {"branch": descriptor.branch, "leaf": descriptor.leaf}
+
+
+def _container(container: VariableContainer) -> JsonObject:
+    return {
+        "branch": container.branch,
+        "leaf": container.leaf,
+        "values": [value.hex() for value in container.values],
+        "indication": container.indication,
+    }
+
+
+def _information_body(pdu: Information) -> JsonObject:
+    return {"tlvs": [tlv_to_dict(tlv) for tlv in pdu.tlvs]}
+
+
+def _event_body(pdu: EventNotification) -> JsonObject:
+    return {"sequence": pdu.sequence, "tlvs": [tlv_to_dict(tlv) for tlv in pdu.tlvs]}
+
+
+def _request_body(pdu: VariableRequest) -> JsonObject:
+    return {"descriptors": [_descriptor(d) for d in pdu.descriptors]}
+
+
+def _response_body(pdu: VariableResponse) -> JsonObject:
+    return {"containers": [_container(c) for c in pdu.containers]}
+
+
+def _loopback_body(pdu: LoopbackControl) -> JsonObject:
+    command = pdu.loopback_command
+    return {"loopback_command": command, "loopback_command_name": _LOOPBACK_NAMES.get(command, _UNKNOWN_KIND)}
+
+
+def _org_body(pdu: OrgSpecificPdu) -> JsonObject:
+    return {"oui": format_oui(pdu.oui), "value": pdu.value.hex()}
+
+
+def _unsupported_body(pdu: UnsupportedPdu) -> JsonObject:
+    return {"data": pdu.data.hex()}
+
+
+_BODY_RENDERERS: dict[type, Callable[[Any], JsonObject]] = {
+    Information: _information_body,
+    EventNotification: _event_body,
+    VariableRequest: _request_body,
+    VariableResponse: _response_body,
+    LoopbackControl: _loopback_body,
+    OrgSpecificPdu: _org_body,
+    UnsupportedPdu: _unsupported_body,
+}
+
+
+def pdu_to_dict(pdu: Oampdu) -> JsonObject:
+    """The JSON object of an OAMPDU without ``frame`` and ``time`` (module docstring)."""
+    code = int(pdu.code)
+    obj: JsonObject = {
+        "src": pdu.src,
+        "flags": int(pdu.flags),
+        "flag_names": flag_names(pdu.flags),
+        "code": code,
+        "code_name": _UNSUPPORTED if isinstance(pdu, UnsupportedPdu) else _CODE_NAMES[code],
+    }
+    obj.update(_BODY_RENDERERS[type(pdu)](pdu))
+    return obj
+
+
+def frame_to_dict(number: int, time: float, pdu: Oampdu) -> JsonObject:
+    """The JSON object printed by ``efmoam decode --json`` for a decoded OAMPDU."""
+    obj: JsonObject = {"frame": number, "time": time}
+    obj.update(pdu_to_dict(pdu))
+    return obj
+
+
+def error_to_dict(number: int, time: float, frame: bytes, error: DecodeError) -> JsonObject:
+    """The JSON object printed by ``efmoam decode --json`` for a malformed OAMPDU."""
+    obj: JsonObject = {"frame": number, "time": time}
+    if len(frame) >= 12:
+        obj["src"] = frame[6:12].hex(":")
+    obj["error"] = error.reason.value
+    obj["offset"] = error.offset
+    obj["detail"] = error.detail
+    return obj
+
+
+# -- dict -> text -------------------------------------------------------------------------
+
+
+def _names_text(names: list[str]) -> str:
+    return ",".join(names) or "-"
+
+
+def _info_tlv_text(tlv: JsonObject) -> str:
+    parser = _PARSER_TEXT[tlv["parser_action"] & 3]
+    mux = _MUX_TEXT[tlv["mux_action"] & 1]
+    text = (
+        f"{tlv['kind']}(ver={tlv['oam_version']} rev={tlv['revision']} parser={parser} mux={mux}"
+        f" config={_names_text(tlv['oam_config_names'])} pdu={tlv['max_pdu_size']}"
+        f" oui={tlv['oui']} vendor={tlv['vendor_info']:#010x}"
+    )
+    if tlv["state_reserved"]:
+        text += f" state_reserved={tlv['state_reserved']:#x}"
+    if tlv["oampdu_config_reserved"]:
+        text += f" config_reserved={tlv['oampdu_config_reserved']:#x}"
+    return text + ")"
+
+
+def _event_tlv_text(tlv: JsonObject) -> str:
+    return (
+        f"{tlv['kind']}(ts={tlv['timestamp']} window={tlv['window']} threshold={tlv['threshold']}"
+        f" errors={tlv['errors']} total={tlv['error_running_total']} events={tlv['event_running_total']})"
+    )
+
+
+def _tlv_text(tlv: JsonObject) -> str:
+    kind = tlv["kind"]
+    if kind in ("local", "remote"):
+        return _info_tlv_text(tlv)
+    if kind == _ORG_KIND:
+        return f"{kind}(oui={tlv['oui']} value={tlv['value'] or '-'})"
+    if kind == _UNKNOWN_KIND:
+        return f"{kind}(type={tlv['type']:#04x} value={tlv['value'] or '-'})"
+    return _event_tlv_text(tlv)
+
+
+def _body_text(obj: JsonObject) -> list[str]:
+    """The BODY columns of a plain-text line, from the PDU's JSON object."""
+    parts: list[str] = []
+    if "sequence" in obj:
+        parts.append(f"seq={obj['sequence']}")
+    parts.extend(_tlv_text(tlv) for tlv in obj.get("tlvs", ()))
+    parts.extend(f"descriptor(branch={d['branch']} leaf={d['leaf']})" for d in obj.get("descriptors", ()))
+    for c in obj.get("containers", ()):
+        indication = "-" if c["indication"] is None else f"{c['indication']:#04x}"
+        values = ",".join(c["values"]) or "-"
+        parts.append(f"container(branch={c['branch']} leaf={c['leaf']} values={values} indication={indication})")
+    if "loopback_command" in obj:
+        parts.append(f"command={obj['loopback_command_name']}({obj['loopback_command']})")
+    if obj["code_name"] == _UNSUPPORTED:
+        parts.append(f"code={obj['code']:#04x} data={obj['data'] or '-'}")
+    elif "oui" in obj:
+        parts.append(f"oui={obj['oui']} value={obj['value'] or '-'}")
+    return parts
+
+
+def format_text(obj: JsonObject) -> str:
+    """The plain-text line of a PDU from its `pdu_to_dict` object, after FRAME and TIME."""
+    return "  ".join([obj["src"], _names_text(obj["flag_names"]), obj["code_name"], *_body_text(obj)])
+
+
+def _error_text(obj: JsonObject) -> str:
+    detail = f"octet {obj['offset']}" + (f": {obj['detail']}" if obj["detail"] else "")
+    return f"{obj.get('src', '-')}  MALFORMED {obj['error']} ({detail})"
+
+
+def _json_text(obj: JsonObject) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+# -- the decoding loop --------------------------------------------------------------------
+
+
+@attrs.define
+class DecodeStats:
+    """What `CaptureDecoder` has seen so far."""
+
+    records: int = 0  #: records read from the capture
+    oampdus: int = 0
+    malformed: int = 0
+    not_oam: int = 0  #: Ethernet frames that are not OAMPDUs
+    not_ethernet: int = 0  #: records of another link type (after the first record)
+    by_code: dict[int, int] = attrs.Factory(dict)  #: OAMPDUs per code
+
+    def summary(self) -> str:
+        """One line: OAMPDUs decoded (per code), malformed, non-OAM frames skipped."""
+        per_code = ", ".join(
+            f"{_CODE_NAMES.get(code, f'{_UNSUPPORTED} {code:#04x}')} {count}"
+            for code, count in sorted(self.by_code.items())
+        )
+        text = f"{self.oampdus} OAMPDUs decoded" + (f" ({per_code})" if per_code else "")
+        text += f", {self.malformed} malformed, {self.not_oam} non-OAM frames skipped"
+        if self.not_ethernet:
+            text += f", {self.not_ethernet} non-Ethernet records skipped"
+        return text
+
+
+class CaptureDecoder:
+    """Turns capture records into output lines (plain text or JSON), counting as it goes.
+
+    Decoding goes through `PeerDecoder`, which returns the very same object when a peer
+    repeats its last frame; the rendered line body is kept per peer and reused when the
+    object is the same, so a steady-state frame costs two dict look-ups and a compare.
+    """
+
+    def __init__(self, json_output: bool = False) -> None:
+        self.stats = DecodeStats()
+        self.json_output = json_output
+        self._decoder = PeerDecoder()
+        self._rendered: dict[str, tuple[Oampdu, str]] = {}
+
+    def render(self, pdu: Oampdu) -> str:
+        """The line of *pdu* after FRAME and TIME (for JSON: the object minus its ``{``)."""
+        obj = pdu_to_dict(pdu)
+        return _json_text(obj)[1:] if self.json_output else format_text(obj)
+
+    def _malformed_line(self, record: CaptureRecord, error: DecodeError, first_time: float) -> str:
+        obj = error_to_dict(record.number, record.time, record.data, error)
+        if self.json_output:
+            return _json_text(obj)
+        return f"{record.number}  {record.time - first_time:.6f}  {_error_text(obj)}"
+
+    def lines(self, records: Iterable[CaptureRecord]) -> Iterator[str]:
+        """Yield one line (no newline) per OAMPDU or malformed OAMPDU in *records*.
+
+        Raises:
+            NotEthernetError: the first record is not Ethernet.
+            CaptureError, OSError: from *records*, after the lines of the records before.
+        """
+        iterator = iter(records)
+        first = next(iterator, None)
+        if first is None:
+            return
+        if first.linktype != ETHERNET:
+            raise NotEthernetError(first.linktype)
+        yield from self._lines(itertools.chain((first,), iterator), first.time)
+
+    def _lines(self, records: Iterator[CaptureRecord], first_time: float) -> Iterator[str]:
+        # the per-frame loop: everything it touches is a local
+        stats, by_code, rendered = self.stats, self.stats.by_code, self._rendered
+        decode, render, json_output = self._decoder.decode, self.render, self.json_output
+        ethertype = _ETHERTYPE
+        for record in records:
+            stats.records += 1
+            if record.linktype != ETHERNET:
+                stats.not_ethernet += 1
+                continue
+            data = record.data
+            # another EtherType is never an OAMPDU (DecodeReason.not_oampdu); a VLAN-tagged
+            # OAMPDU neither: skip both without raising (frames under 14 octets are decoded)
+            if data[12:14] != ethertype and len(data) >= 14:
+                stats.not_oam += 1
+                continue
+            try:
+                pdu = decode(data)
+            except DecodeError as error:
+                if error.reason.not_oampdu:
+                    stats.not_oam += 1
+                else:
+                    stats.malformed += 1
+                    yield self._malformed_line(record, error, first_time)
+                continue
+            cached = rendered.get(pdu.src)
+            if cached is not None and cached[0] is pdu:
+                body = cached[1]
+            else:
+                body = render(pdu)
+                if cached is None and len(rendered) >= _MAX_RENDERED_PEERS:
+                    del rendered[next(iter(rendered))]
+                rendered[pdu.src] = (pdu, body)
+            code = pdu.code
+            by_code[code] = by_code.get(code, 0) + 1
+            stats.oampdus += 1
+            if json_output:
+                yield '{"frame":%d,"time":%r,%s' % (record.number, record.time, body)  # noqa: UP031
+            else:
+                yield "%d  %.6f  %s" % (record.number, record.time - first_time, body)  # noqa: UP031
+
+
+# -- the command --------------------------------------------------------------------------
+
+
+def open_records(source: str | os.PathLike[str], stdin: BinaryIO | None = None) -> Iterator[CaptureRecord]:
+    """The records of the capture file *source*; ``"-"`` reads *stdin* (a binary stream)."""
+    if str(source) == "-" and stdin is not None:
+        return iter_capture(stdin)
+    return read_capture(source)
+
+
+def _write_chunked(lines: Iterable[str], out: TextIO, chunk_lines: int) -> None:
+    """Write *lines* to *out*, *chunk_lines* at a time (and what is pending on an error)."""
+    pending: list[str] = []
+    try:
+        for line in lines:
+            pending.append(line)
+            if len(pending) >= chunk_lines:
+                chunk, pending = pending, []
+                out.write("\n".join(chunk) + "\n")
+    finally:
+        if pending:
+            out.write("\n".join(pending) + "\n")
+
+
+def run_decode(
+    source: str | os.PathLike[str],
+    out: TextIO,
+    err: TextIO,
+    *,
+    json_output: bool = False,
+    stdin: BinaryIO | None = None,
+) -> int:
+    """Decode the capture *source* to *out*, the summary and errors to *err*.
+
+    Returns `EXIT_OK`, or `EXIT_UNREADABLE` if the input cannot be read to the end (the
+    lines decoded before the problem are written first).  A `BrokenPipeError` from
+    writing to *out* propagates (the caller decides how to exit).
+    """
+    decoder = CaptureDecoder(json_output)
+    name = "<stdin>" if str(source) == "-" and stdin is not None else os.fspath(source)
+    chunk_lines = 1 if _is_tty(out) else _CHUNK_LINES
+    problem = ""
+    try:
+        _write_chunked(decoder.lines(open_records(source, stdin)), out, chunk_lines)
+    except BrokenPipeError:
+        raise
+    except (CaptureError, NotEthernetError) as error:
+        problem = f"{name}: {error}"
+    except OSError as error:
+        problem = f"cannot read {name}: {error.strerror or error}"
+    out.flush()
+    if decoder.stats.records or not problem:
+        err.write(f"efmoam decode: {decoder.stats.summary()}\n")
+    if problem:
+        err.write(f"efmoam decode: error: {problem}\n")
+    err.flush()
+    return EXIT_UNREADABLE if problem else EXIT_OK
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except ValueError:  # closed
+        return False
