@@ -17,16 +17,18 @@ class TxBudget:
 
     def __init__(self, limit: int = PDU_LIMIT, period: float = PDU_PERIOD) -> None:
         self._sent: deque[float] = deque(maxlen=limit)
+        self._limit = limit
         self._period = period
 
     def next_free(self, now: float) -> float:
         """The earliest time at or after `now` when a frame may go out."""
-        if len(self._sent) < (self._sent.maxlen or 0):
+        if len(self._sent) < self._limit:
             return now
-        return max(now, self._sent[0] + self._period)
+        free = self._sent[0] + self._period
+        return free if free > now else now
 
     def available(self, now: float) -> bool:
-        return self.next_free(now) <= now
+        return len(self._sent) < self._limit or self._sent[0] + self._period <= now
 
     def spend(self, now: float) -> None:
         self._sent.append(now)

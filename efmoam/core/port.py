@@ -98,16 +98,22 @@ class _Queued:
 class OamPort:
     """The OAM sublayer of one port (Clause 57), driven by its caller.
 
-    `mac` is the port's own MAC address (``aa:bb:cc:dd:ee:ff``).
+    `mac` is the port's own MAC address (``aa:bb:cc:dd:ee:ff``); `revision` is the first
+    revision of its Local Information TLV (0 for a new sublayer; replay starts where the
+    recorded speaker was).
     """
 
-    def __init__(self, settings: PortSettings, mac: str, *, now: float, link_up: bool = True) -> None:
+    def __init__(
+        self, settings: PortSettings, mac: str, *, now: float, link_up: bool = True, revision: int = 0
+    ) -> None:
         self.settings = settings
         self.mac = mac.lower()
         self.stats = OamStatistics()
         #: frames not acted on, by reason (the reasons of `FrameDropped`)
         self.drops: dict[str, int] = {}
         self.state = S.FAULT
+        self.local_pdu = LocalPdu.RX_INFO  #: follows the state and the link (57.3.1.3)
+        self._lost_link_time = settings.lost_link_time
         self.loopback = LoopbackStatus.NO_LOOPBACK
         self._epoch = now
         self._link_ok = link_up
@@ -119,11 +125,12 @@ class OamPort:
         self._local_flags = _NO_FLAGS  # Link Fault / Dying Gasp / Critical Event asked by the client
         self._parser = ParserAction.FORWARD
         self._mux = MuxAction.FORWARD
-        self.local_tlv = self._build_local_tlv(revision=0)
+        self.local_tlv = self._build_local_tlv(revision)
         self._local_inputs: tuple[Any, ...] = (settings, self._parser, self._mux)
         self._info_key: tuple[Any, ...] | None = None  # what the cached Information frame carries
         self._info_output: Transmit | None = None
-        self._info_due: float | None = now
+        self._info_stale = True  # something the Information OAMPDU carries may have changed
+        self._info_due = now  # when the next Information OAMPDU is due
         self._tx_sequence = 0
         # what we know of the peer
         self.peer_mac: str | None = None
@@ -149,17 +156,14 @@ class OamPort:
 
     def next_deadline(self) -> float | None:
         """When `handle_timer` must run next (None: only an input can change anything)."""
-        deadlines = [t for t in (self._lost_link_at, self._loopback_deadline) if t is not None]
+        deadline = self._lost_link_at
+        if self._loopback_deadline is not None and (deadline is None or self._loopback_deadline < deadline):
+            deadline = self._loopback_deadline
         if self.local_pdu is not LocalPdu.RX_INFO:
-            if self._info_due is not None:
-                deadlines.append(self._budget.next_free(self._info_due))
-            if self._queue and self.local_pdu is LocalPdu.ANY:
-                deadlines.append(self._budget.next_free(0.0))
-        return min(deadlines, default=None)
-
-    @property
-    def local_pdu(self) -> LocalPdu:
-        return local_pdu(self.state, self._link_ok, self.settings.unidirectional)
+            send = self._budget.next_free(0.0 if self._queue and self.local_pdu is LocalPdu.ANY else self._info_due)
+            if deadline is None or send < deadline:
+                deadline = send
+        return deadline
 
     @property
     def oper_status(self) -> OperStatus:
@@ -192,7 +196,7 @@ class OamPort:
     @property
     def local_flags(self) -> Flag:
         """The Flags field we send now."""
-        flags = self._local_flags
+        flags = int(self._local_flags)  # plain ints: IntFlag arithmetic is slow
         if not self._link_ok:
             flags |= Flag.LINK_FAULT
         if self.state in (S.ACTIVE_SEND_LOCAL, S.PASSIVE_WAIT) or (
@@ -202,11 +206,9 @@ class OamPort:
         elif local_stable(self.state):
             flags |= Flag.LOCAL_STABLE
         if self._peer_tlv is not None:
-            if self.peer_flags & Flag.LOCAL_EVALUATING:
-                flags |= Flag.REMOTE_EVALUATING
-            if self.peer_flags & Flag.LOCAL_STABLE:
-                flags |= Flag.REMOTE_STABLE
-        return flags
+            # the peer's Local Evaluating/Stable bits (3, 4) echoed as Remote ones (5, 6)
+            flags |= (int(self.peer_flags) & (Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE)) << 2
+        return Flag(flags)
 
     def timestamp(self, now: float) -> int:
         """An Event Time Stamp: 100 ms units since the port started, wrapping at 16 bits."""
@@ -227,6 +229,7 @@ class OamPort:
         """The port's link (carrier) went up or down."""
         if up != self._link_ok:
             self._link_ok = up
+            self._changed()
             self._evaluate(now, "link_up" if up else "link_down")
         self._service(now)
 
@@ -234,6 +237,7 @@ class OamPort:
         """Apply new settings; a changed Local Information TLV gets a new revision."""
         restart = settings.mode is not self.settings.mode  # a new mode redoes Discovery
         self.settings = settings
+        self._changed()
         self._evaluate(now, "reconfigured", restart=restart)
         self._service(now)
 
@@ -242,6 +246,7 @@ class OamPort:
         if flags & ~CRITICAL_FLAGS:
             raise LocalProtocolError(f"only link fault, dying gasp and critical event can be set, not {flags!r}")
         self._local_flags = self._local_flags | flags if on else self._local_flags & ~flags
+        self._changed()
         self._service(now)
 
     def receive(self, frame: bytes, *, now: float) -> None:
@@ -253,7 +258,7 @@ class OamPort:
             return
         if pdu is self._last_info:  # the peer repeated itself (the steady state): nothing changes
             self.stats.information_rx += 1
-            self._lost_link_at = now + self.settings.lost_link_time
+            self._lost_link_at = now + self._lost_link_time
             return
         if not self._accept_source(pdu):
             return
@@ -263,7 +268,7 @@ class OamPort:
         if not self._link_ok:
             self._drop("link_down")
             return
-        self._lost_link_at = now + self.settings.lost_link_time
+        self._lost_link_at = now + self._lost_link_time
         if isinstance(pdu, Information):
             self._receive_information(pdu, now)
         elif self.local_pdu is not LocalPdu.ANY:
@@ -364,6 +369,7 @@ class OamPort:
     def _receive_information(self, pdu: Information, now: float) -> None:
         self.stats.information_rx += 1
         self._last_info = pdu
+        self._changed()
         old_critical = self.peer_flags & CRITICAL_FLAGS
         self.peer_flags = pdu.flags
         local = pdu.local
@@ -466,6 +472,7 @@ class OamPort:
 
     def _set_loopback(self, status: LoopbackStatus, parser: ParserAction, mux: MuxAction, cause: str) -> None:
         self.loopback, self._parser, self._mux = status, parser, mux
+        self._changed()
         self._outputs.append(LoopbackChanged(status, parser, mux, cause))
 
     # -- discovery ---------------------------------------------------------------------
@@ -494,6 +501,7 @@ class OamPort:
 
     def _set_state(self, state: DiscoveryState, now: float, cause: str) -> None:
         old, self.state = self.state, state
+        self._changed()
         self._outputs.append(DiscoveryChanged(old, state, self.oper_status, cause))
         self._info_due = now
 
@@ -524,6 +532,12 @@ class OamPort:
             raise LocalProtocolError(f"{what} needs SEND_ANY, not {self.state.value}")
 
     # -- transmitting ------------------------------------------------------------------
+
+    def _changed(self) -> None:
+        """An input of ``local_pdu`` or of the Information OAMPDU may have changed."""
+        self._info_stale = True
+        self.local_pdu = local_pdu(self.state, self._link_ok, self.settings.unidirectional)
+        self._lost_link_time = self.settings.lost_link_time
 
     def _build_local_tlv(self, revision: int) -> InfoTlv:
         s = self.settings
@@ -561,6 +575,9 @@ class OamPort:
 
     def _information_output(self, now: float) -> Transmit:
         """The Information OAMPDU to send now, rebuilt only when its content changed."""
+        if not self._info_stale and self._info_output is not None:
+            return self._info_output
+        self._info_stale = False
         flags = self.local_flags
         lf_info = self.local_pdu is LocalPdu.LF_INFO
         local = self._current_local_tlv()
@@ -584,10 +601,12 @@ class OamPort:
         if mode is LocalPdu.RX_INFO:
             self._info_due = now
             return
+        if self._info_due > now and not (self._queue and mode is LocalPdu.ANY) and not self._info_stale:
+            return  # nothing due (the steady state between keep-alives)
         info = self._information_output(now)
         budget = self._budget
         while budget.available(now):
-            if self._info_due is not None and self._info_due <= now:
+            if self._info_due <= now:
                 budget.spend(now)
                 self._outputs.append(info)
                 self.stats.information_tx += 1

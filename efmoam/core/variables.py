@@ -114,7 +114,9 @@ def answer_within(port: OamPort, descriptors: Iterable[VariableDescriptor], room
         if size + overflow_size > room:
             if overflow_size <= room:
                 containers.append(
-                    VariableContainer(descriptor.branch, descriptor.leaf, (), int(VariableIndication.CONTAINER_TOO_LARGE))
+                    VariableContainer(
+                        descriptor.branch, descriptor.leaf, (), int(VariableIndication.CONTAINER_TOO_LARGE)
+                    )
                 )
             break
         containers.append(container)
