@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import enum
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 import attrs
 
 from efmoam.core.discovery import DiscoveryState
 from pdu import Flag, OamConfig
 from pdu.model import EventTlvs, OrgSpecificPdu, VariableContainer
+
+if TYPE_CHECKING:
+    from efmoam.core.linkmon.eventlog import EventLogEntry
 
 
 class OperStatus(enum.IntEnum):
@@ -126,6 +129,32 @@ class FrameDropped:
     detail: str = ""
 
 
+
+
+@attrs.frozen
+class EventLogged:
+    """An event-log slot was written: a new event, or an event that cleared."""
+
+    slot: int
+    entry: EventLogEntry
+
+
+@attrs.frozen
+class PortServiceChanged:
+    """The port must leave service (`out_of_service`) or may return to it."""
+
+    out_of_service: bool
+    reasons: tuple[str, ...]  #: the events that hold it out of service
+
+
+@attrs.frozen
+class MonitorUnavailable:
+    """A monitor cannot run: the counter source lacks `counters` (reported once)."""
+
+    monitor: str
+    counters: tuple[str, ...]
+
+
 Output = Union[
     Transmit,
     DiscoveryChanged,
@@ -136,4 +165,7 @@ Output = Union[
     VariablesReceived,
     OrgSpecificReceived,
     FrameDropped,
+    EventLogged,
+    PortServiceChanged,
+    MonitorUnavailable,
 ]

@@ -38,6 +38,7 @@ import attrs
 from efmoam.core import variables
 from efmoam.core.discovery import Conditions, DiscoveryState, LocalPdu, local_pdu, local_stable, step
 from efmoam.core.errors import LocalProtocolError
+from efmoam.core.linkmon import CounterSample, EventLogEntry, LinkMonitoring, Location
 from efmoam.core.outputs import (
     DiscoveryChanged,
     FrameDropped,
@@ -144,6 +145,7 @@ class OamPort:
         self._last_rx_sequence: int | None = None
         self._loopback_deadline: float | None = None
         self._mac_attributes: dict[int, int] = {}
+        self.link_monitoring = LinkMonitoring(settings.link_monitoring, self)
         self._evaluate(now, "start")
         self._service(now)
 
@@ -170,7 +172,7 @@ class OamPort:
         """RFC 4878 dot3OamOperStatus."""
         if not self.settings.enabled:
             return OperStatus.DISABLED
-        if self.state is S.SEND_LOCAL_REMOTE and self._verdict is False:
+        if self.state is S.SEND_LOCAL_REMOTE and self._verdict is not None and not self._satisfied():
             return OperStatus.OAM_PEERING_LOCALLY_REJECTED
         if self.state is S.SEND_LOCAL_REMOTE_OK and not self.peer_flags & (Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE):
             return OperStatus.OAM_PEERING_REMOTELY_REJECTED
@@ -196,7 +198,7 @@ class OamPort:
     @property
     def local_flags(self) -> Flag:
         """The Flags field we send now."""
-        flags = int(self._local_flags)  # plain ints: IntFlag arithmetic is slow
+        flags = int(self._local_flags) | int(self.link_monitoring.info_flags)  # ints: IntFlag arithmetic is slow
         if not self._link_ok:
             flags |= Flag.LINK_FAULT
         if self.state in (S.ACTIVE_SEND_LOCAL, S.PASSIVE_WAIT) or (
@@ -225,20 +227,53 @@ class OamPort:
 
     # -- inputs ------------------------------------------------------------------------
 
-    def set_link(self, up: bool, *, now: float) -> None:
-        """The port's link (carrier) went up or down."""
+    def set_link(self, up: bool, *, now: float, speed_mbps: int | None = None) -> None:
+        """The port's link (carrier) went up or down; `speed_mbps` when known."""
+        if speed_mbps is not None:
+            self.link_monitoring.set_speed(speed_mbps)
         if up != self._link_ok:
             self._link_ok = up
+            self.link_monitoring.link_changed(up)  # a link down/up clears every event
             self._changed()
             self._evaluate(now, "link_up" if up else "link_down")
+        self._after_link_monitoring()
         self._service(now)
+
+    def on_counters(self, sample: CounterSample, *, now: float) -> None:
+        """A sample of the NIC's cumulative error counters, for link monitoring."""
+        self.link_monitoring.on_counters(sample, now)
+        self._after_link_monitoring()
+        self._service(now)
+
+    def clear_events(self, location: Location | None = None, *, now: float) -> None:
+        """The clear command: end the active events of `location` (None: local and remote).
+
+        A remote flag event comes back with the next Information OAMPDU that still
+        carries the flag.
+        """
+        self.link_monitoring.clear(location, now)
+        if location is not Location.LOCAL:
+            self._last_info = None  # process the peer's next Information in full
+        self._after_link_monitoring()
+        self._service(now)
+
+    @property
+    def out_of_service(self) -> bool:
+        """True while an active event holds the port out of service."""
+        return self.link_monitoring.out_of_service
+
+    def event_log(self) -> list[tuple[int, EventLogEntry]]:
+        """The occupied slots of the 12-slot event log, as (slot, entry)."""
+        return self.link_monitoring.log.entries()
 
     def reconfigure(self, settings: PortSettings, *, now: float) -> None:
         """Apply new settings; a changed Local Information TLV gets a new revision."""
         restart = settings.mode is not self.settings.mode  # a new mode redoes Discovery
         self.settings = settings
+        self.link_monitoring.reconfigure(settings.link_monitoring, now)
         self._changed()
         self._evaluate(now, "reconfigured", restart=restart)
+        self._after_link_monitoring()
         self._service(now)
 
     def set_local_flags(self, flags: Flag, on: bool, *, now: float) -> None:
@@ -287,8 +322,10 @@ class OamPort:
 
     # -- operator requests -------------------------------------------------------------
 
-    def notify_link_events(self, tlvs: tuple[LinkEventTlv | OrgSpecificTlv, ...], *, now: float) -> int | None:
-        """Send one Event Notification (plus the configured duplicate copies).
+    def notify_link_events(
+        self, tlvs: tuple[LinkEventTlv | OrgSpecificTlv, ...], *, now: float, burst: int = 1
+    ) -> int | None:
+        """Send one Event Notification as a burst of `burst` copies (same sequence number).
 
         Returns its sequence number, or None when it cannot be sent: outside SEND_ANY or
         to a peer that did not advertise Link Events.
@@ -303,7 +340,7 @@ class OamPort:
         self._queue = deque(q for q in self._queue if q.counter != "duplicate_event_notification_tx")
         pdu = EventNotification(self.mac, 0, sequence, tlvs)
         self._enqueue(pdu, "unique_event_notification_tx")
-        for _ in range(self.settings.event_burst - 1):
+        for _ in range(burst - 1):
             self._enqueue(pdu, "duplicate_event_notification_tx")
         self._service(now)
         return sequence
@@ -382,6 +419,8 @@ class OamPort:
         critical = pdu.flags & CRITICAL_FLAGS
         if critical != old_critical:
             self._outputs.append(PeerFlagsChanged(critical, critical & ~old_critical, old_critical & ~critical))
+        self.link_monitoring.on_peer_flags(critical, now)
+        self._after_link_monitoring()
         self._follow_peer_loopback_state(local)
         self._evaluate(now, "peer")
 
@@ -394,6 +433,8 @@ class OamPort:
             self._last_rx_sequence = pdu.sequence
             if self._peer_tlv is not None and self._peer_tlv.oam_config & OamConfig.LINK_EVENTS:
                 self._outputs.append(LinkEventsReceived(pdu.sequence, pdu.tlvs))
+                self.link_monitoring.on_link_events(pdu.tlvs, now)
+                self._after_link_monitoring()
             else:
                 self._drop("events_not_advertised", f"sequence {pdu.sequence}")
         elif isinstance(pdu, VariableRequest):
@@ -425,6 +466,14 @@ class OamPort:
             and (peer_active or self.settings.mode is OamMode.ACTIVE)
             and tlv.max_pdu_size >= MIN_OAMPDU_SIZE
         )
+
+    def _satisfied(self) -> bool:
+        """local_satisfied: the verdict on the peer's TLV; without link monitoring (an
+        "unsupportive" node, as the link-monitoring reference calls it) also no failure
+        flagged by the peer, so Discovery leaves SEND_ANY while the peer reports one."""
+        if not self._verdict:
+            return False
+        return self.settings.link_monitoring.enabled or not self.peer_flags & CRITICAL_FLAGS
 
     def _peer_is_active(self) -> bool:
         return self._peer_tlv is not None and bool(self._peer_tlv.oam_config & OamConfig.ACTIVE)
@@ -491,7 +540,7 @@ class OamPort:
             lost_link=restart,
             active=self.settings.mode is OamMode.ACTIVE,
             remote_state_valid=self._peer_tlv is not None,
-            local_satisfied=bool(self._verdict),
+            local_satisfied=self._satisfied(),
             remote_stable=self._remote_stable,
         )
         for state in step(self.state, conditions):
@@ -519,6 +568,8 @@ class OamPort:
         self._end_loopback("fault")
         if critical:
             self._outputs.append(PeerFlagsChanged(_NO_FLAGS, _NO_FLAGS, critical))
+            self.link_monitoring.on_peer_flags(_NO_FLAGS, now)
+            self._after_link_monitoring()
         if had_peer:
             self._outputs.append(PeerChanged(None))
         lost = [q for q in self._queue if not isinstance(q.pdu, Information)]
@@ -532,6 +583,13 @@ class OamPort:
             raise LocalProtocolError(f"{what} needs SEND_ANY, not {self.state.value}")
 
     # -- transmitting ------------------------------------------------------------------
+
+    def _after_link_monitoring(self) -> None:
+        """Pass on what link monitoring produced; its flags may change what we send."""
+        if self.link_monitoring.outputs:
+            self._outputs += self.link_monitoring.outputs
+            self.link_monitoring.outputs = []
+            self._changed()
 
     def _changed(self) -> None:
         """An input of ``local_pdu`` or of the Information OAMPDU may have changed."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from efmoam.core.linkmon.settings import LinkMonitoringSettings
 from pdu import OamConfig
 from pdu.enums import MAX_OAMPDU_SIZE, MIN_OAMPDU_SIZE
 
@@ -59,10 +60,9 @@ class PortSettings:
     #: seconds an initiated loopback change may wait for the peer's confirmation
     loopback_timeout: float = 3.0
     variable_retrieval: bool = True
-    #: advertise the Link Events capability (set when link monitoring is enabled)
+    #: advertise the Link Events capability even without link monitoring
     link_events: bool = False
-    #: copies of each Event Notification (same sequence number)
-    event_burst: int = attrs.field(default=1, validator=_between(1, 5))
+    link_monitoring: LinkMonitoringSettings = LinkMonitoringSettings()
     #: an Organization Specific Information TLV to send, as (OUI, value)
     org_specific_tlv: tuple[int, bytes] | None = None
     peer_policy: PeerPolicy = PeerPolicy()
@@ -82,7 +82,7 @@ class PortSettings:
             (self.mode is OamMode.ACTIVE, OamConfig.ACTIVE),
             (self.unidirectional, OamConfig.UNIDIRECTIONAL),
             (self.loopback_process, OamConfig.REMOTE_LOOPBACK),
-            (self.link_events, OamConfig.LINK_EVENTS),
+            (self.link_events or self.link_monitoring.enabled, OamConfig.LINK_EVENTS),
             (self.variable_retrieval, OamConfig.VARIABLE_RETRIEVAL),
         ):
             if on:
