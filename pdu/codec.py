@@ -28,6 +28,7 @@ from pdu.enums import (
     MAX_OAMPDU_SIZE,
     MAX_VARIABLE_WIDTH,
     MIN_FRAME_LENGTH,
+    MIN_OAMPDU_SIZE,
     MULTI_VALUE_BRANCHES,
     OAM_SUBTYPE,
     SLOW_PROTOCOLS_ETHERTYPE,
@@ -108,7 +109,7 @@ def decode(frame: bytes) -> Oampdu:
         raise DecodeError(DecodeReason.SHORTER_THAN_HEADER, n, f"{n} octets")
     ethertype = frame[12] << 8 | frame[13]
     if ethertype != SLOW_PROTOCOLS_ETHERTYPE:
-        if ethertype in VLAN_ETHERTYPES and frame[16:18] == b"\x88\x09":
+        if _tagged_slow_frame(frame):
             raise DecodeError(DecodeReason.VLAN_TAGGED, 12)
         raise DecodeError(DecodeReason.WRONG_ETHERTYPE, 12, f"{ethertype:#06x}")
     if n > 14 and frame[14] != OAM_SUBTYPE:
@@ -124,6 +125,30 @@ def decode(frame: bytes) -> Oampdu:
     if body is None:
         return UnsupportedPdu(src.hex(":"), flags, code, frame[HEADER_LENGTH:].rstrip(b"\0"))
     return body(frame, src.hex(":"), flags)
+
+
+def _tagged_slow_frame(frame: bytes) -> bool:
+    """A Slow Protocols frame behind one or two VLAN tags (802.1Q, QinQ)."""
+    offset = 12
+    while offset <= 16 and frame[offset : offset + 2] in _VLAN_TAGS:
+        offset += 4
+        if frame[offset : offset + 2] == b"\x88\x09":
+            return True
+    return False
+
+
+_VLAN_TAGS = frozenset(t.to_bytes(2, "big") for t in VLAN_ETHERTYPES)
+_UNKNOWN_TLVS: dict[bytes, UnknownTlv] = {}  # memo: a flood of small TLVs costs lookups
+
+
+def _unknown_tlv(frame: bytes, offset: int, length: int) -> UnknownTlv:
+    raw = frame[offset : offset + length]
+    tlv = _UNKNOWN_TLVS.get(raw)
+    if tlv is None:
+        if len(_UNKNOWN_TLVS) >= 4096:
+            _UNKNOWN_TLVS.clear()
+        tlv = _UNKNOWN_TLVS[raw] = UnknownTlv(raw[0], raw[2:])
+    return tlv
 
 
 def _tlv_bounds(frame: bytes, offset: int) -> tuple[int, int]:
@@ -157,7 +182,7 @@ def _decode_information(frame: bytes, src: str, flags: int) -> Information:
         elif tlv_type == _ORG:
             tlvs.append(_org_tlv(frame, offset, length))
         else:
-            tlvs.append(UnknownTlv(tlv_type, frame[offset + 2 : offset + length]))
+            tlvs.append(_unknown_tlv(frame, offset, length))
         offset += length
     return Information(src, flags, tuple(tlvs))
 
@@ -182,7 +207,7 @@ def _decode_event_notification(frame: bytes, src: str, flags: int) -> EventNotif
         elif tlv_type == _ORG:
             tlvs.append(_org_tlv(frame, offset, length))
         else:
-            tlvs.append(UnknownTlv(tlv_type, frame[offset + 2 : offset + length]))
+            tlvs.append(_unknown_tlv(frame, offset, length))
         offset += length
     return EventNotification(src, flags, sequence, tuple(tlvs))
 
@@ -318,6 +343,8 @@ def _encode_container(container: VariableContainer) -> bytes:
             raise EncodeError(f"variable value of {len(value)} octets (1..128)")
         out.append(bytes((len(value) % MAX_VARIABLE_WIDTH,)) + value)
     if container.indication is not None:
+        if not 0 <= container.indication < INDICATION_BIT:
+            raise EncodeError(f"variable indication {container.indication:#x} (0..0x7f)")
         out.append(bytes((INDICATION_BIT | container.indication,)))
     return b"".join(out)
 
@@ -371,6 +398,8 @@ def encode(pdu: Oampdu, max_pdu_size: int = MAX_OAMPDU_SIZE) -> bytes:
 
 def finish_frame(frame: bytes, end_marker: bytes, max_pdu_size: int = MAX_OAMPDU_SIZE) -> bytes:
     """Check the size limit, add the End marker where it is due, pad to 60 octets."""
+    if max_pdu_size < MIN_OAMPDU_SIZE:
+        raise EncodeError(f"maximum OAMPDU size {max_pdu_size} is below {MIN_OAMPDU_SIZE}")
     limit = min(max_pdu_size, MAX_OAMPDU_SIZE) - FCS_LENGTH
     if len(frame) > limit:
         raise EncodeError(f"OAMPDU of {len(frame)} octets exceeds {limit}")

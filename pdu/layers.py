@@ -251,9 +251,7 @@ class OAMInformation(_OAMData):
 
     name = "OAM information"
     fields_desc = [
-        PacketListField(
-            "tlvs", [], OAMUnknownTLV, next_cls_cb=_tlv_dispatcher(INFO_TLV_LAYERS), max_count=MAX_LIST
-        ),
+        PacketListField("tlvs", [], OAMUnknownTLV, next_cls_cb=_tlv_dispatcher(INFO_TLV_LAYERS), max_count=MAX_LIST),
     ]
 
 
@@ -263,9 +261,7 @@ class OAMEventNotification(_OAMData):
     name = "OAM event notification"
     fields_desc = [
         ShortField("sequence", 0),
-        PacketListField(
-            "tlvs", [], OAMUnknownTLV, next_cls_cb=_tlv_dispatcher(EVENT_TLV_LAYERS), max_count=MAX_LIST
-        ),
+        PacketListField("tlvs", [], OAMUnknownTLV, next_cls_cb=_tlv_dispatcher(EVENT_TLV_LAYERS), max_count=MAX_LIST),
     ]
 
 
@@ -291,9 +287,7 @@ class OAMVariableRequest(_OAMData):
 
     name = "OAM variable request"
     fields_desc = [
-        PacketListField(
-            "descriptors", [], OAMVariableDescriptor, next_cls_cb=_next_descriptor, max_count=MAX_LIST
-        ),
+        PacketListField("descriptors", [], OAMVariableDescriptor, next_cls_cb=_next_descriptor, max_count=MAX_LIST),
     ]
 
 
@@ -335,9 +329,7 @@ class OAMVariableResponse(_OAMData):
 
     name = "OAM variable response"
     fields_desc = [
-        PacketListField(
-            "containers", [], OAMVariableContainer, next_cls_cb=_next_container, max_count=MAX_LIST
-        ),
+        PacketListField("containers", [], OAMVariableContainer, next_cls_cb=_next_container, max_count=MAX_LIST),
     ]
 
 

@@ -24,12 +24,20 @@ _frozen = attrs.frozen(cache_hash=True)
 def _flag(value: int) -> Flag:
     # Flag(value) costs about 1 us on CPython 3.11; the member map is a dict lookup
     member = Flag._value2member_map_.get(value)
-    return member if member is not None else Flag(value)  # type: ignore[return-value]
+    if member is not None:
+        return member  # type: ignore[return-value]
+    if not 0 <= value <= 0xFFFF:  # IntFlag would turn -1 into every named bit
+        raise ValueError(f"flags {value} do not fit in 16 bits")
+    return Flag(value)
 
 
 def _oam_config(value: int) -> OamConfig:
     member = OamConfig._value2member_map_.get(value)
-    return member if member is not None else OamConfig(value)  # type: ignore[return-value]
+    if member is not None:
+        return member  # type: ignore[return-value]
+    if not 0 <= value <= 0xFF:
+        raise ValueError(f"OAM configuration {value} does not fit in 8 bits")
+    return OamConfig(value)
 
 
 def format_oui(oui: int) -> str:
