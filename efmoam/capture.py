@@ -166,7 +166,7 @@ _new_instance = object.__new__
 ) = [CaptureRecord.__dict__[field.name].__set__ for field in attrs.fields(CaptureRecord)]
 
 
-def _new_record(  # noqa: PLR0917 (positional: called once per record)
+def _new_record(
     number: int, time: float, data: bytes, original_length: int, interface: int, linktype: int
 ) -> CaptureRecord:
     """Return ``CaptureRecord(number, time, ...)``, built faster."""

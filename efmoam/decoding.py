@@ -207,25 +207,22 @@ class _BitNames:
     def __init__(self, names: Sequence[str], width: int) -> None:
         self._names = tuple(names)
         self._width = width
-        self._cache: dict[int, tuple[tuple[str, ...], str]] = {}
+        #: value -> (names, JSON array of the names)
+        self.cache: dict[int, tuple[tuple[str, ...], str]] = {}
 
-    def _entry(self, value: int) -> tuple[tuple[str, ...], str]:
-        entry = self._cache.get(value)
+    def entry(self, value: int) -> tuple[tuple[str, ...], str]:
+        """The names of the bits set in *value*, and their JSON text."""
+        entry = self.cache.get(value)
         if entry is None:
             names = _bit_names(int(value), self._names, self._width)
             entry = (names, _dumps(names))
-            if len(self._cache) < 4096:
-                self._cache[value] = entry
+            if len(self.cache) < 4096:
+                self.cache[value] = entry
         return entry
 
     def names(self, value: int) -> list[str]:
         """The names of the bits set in *value*."""
-        return list(self._entry(value)[0])
-
-    def json(self, value: int) -> str:
-        """The JSON array of those names."""
-        entry = self._cache.get(value)
-        return (entry or self._entry(value))[1]
+        return list(self.entry(value)[0])
 
 
 _FLAGS = _BitNames(FLAG_NAMES, 4)
@@ -278,7 +275,13 @@ def _oui(key: str = "oui") -> _Field:
 def _names(key: str, bits: _BitNames, attribute: str) -> _Field:
     """The names of the bits set in a flags attribute."""
     get = attrgetter(attribute)
-    return _Field(key, lambda obj: bits.names(get(obj)), "%s", lambda obj: bits.json(get(obj)))
+    cache = bits.cache
+
+    def text(obj: Any) -> str:  # bits.json(get(obj)), one call less
+        value = get(obj)
+        return (cache.get(value) or bits.entry(value))[1]
+
+    return _Field(key, lambda obj: bits.names(get(obj)), "%s", text)
 
 
 def _any(key: str, get: Callable[[Any], Any]) -> _Field:
@@ -294,7 +297,7 @@ def _objects(key: str, attribute: str) -> _Field:
         return [_SCHEMAS[type(item)].to_dict(item) for item in get(obj)]
 
     def text(obj: Any) -> str:
-        return "[" + ",".join([_SCHEMAS[type(item)].to_json(item) for item in get(obj)]) + "]"
+        return "[" + ",".join([_TO_JSON[type(item)](item) for item in get(obj)]) + "]"
 
     return _Field(key, value, "%s", text)
 
@@ -407,6 +410,9 @@ _SCHEMAS: dict[type, _Schema] = {
     OrgSpecificPdu: _Schema(*_HEADER, _oui(), _hex("value", "value")),
     UnsupportedPdu: _Schema(*_HEADER[:4], _text("code_name", lambda _: _UNSUPPORTED), _hex("data", "data")),
 }
+
+
+_TO_JSON = {cls: schema.to_json for cls, schema in _SCHEMAS.items()}
 
 
 def tlv_to_dict(tlv: InfoTlv | LinkEventTlv | OrgSpecificTlv | UnknownTlv) -> JsonObject:

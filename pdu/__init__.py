@@ -26,8 +26,8 @@ from pdu.enums import (
 from pdu.errors import DecodeError, DecodeReason, EncodeError
 from pdu.model import (
     EventNotification,
-    InfoTlv,
     Information,
+    InfoTlv,
     LinkEventTlv,
     LoopbackControl,
     Oampdu,

@@ -43,9 +43,9 @@ from pdu.layout import Layout, compile_layout
 from pdu.model import (
     EventNotification,
     EventTlvs,
-    InfoTlv,
     Information,
     InformationTlvs,
+    InfoTlv,
     LinkEventTlv,
     LoopbackControl,
     Oampdu,
@@ -174,7 +174,7 @@ def _decode_information(frame: bytes, src: str, flags: int) -> Information:
     offset, end = HEADER_LENGTH, len(frame)
     while offset < end and frame[offset]:
         tlv_type, length = _tlv_bounds(frame, offset)
-        if tlv_type == _LOCAL or tlv_type == _REMOTE:
+        if tlv_type in _INFO_TYPES:
             if length != _INFO_SIZE:
                 raise DecodeError(DecodeReason.INFO_TLV_LENGTH, offset, f"length {length}")
             tlv_type, _, *fields = _unpack_info(frame, offset)

@@ -231,7 +231,7 @@ EVENT_TLV_LAYERS: dict[int, type[Packet]] = {
 def _tlv_dispatcher(table: dict[int, type[Packet]]) -> Any:
     """A PacketListField callback: next TLV class by type, None at End or at the end."""
 
-    def next_tlv(_pkt: Packet, _lst: list[Packet], _cur: Packet | None, remain: bytes) -> Any:
+    def next_tlv(_pkt: Packet, _lst: list[Any], _cur: Packet | None, remain: bytes) -> type[Packet] | None:
         if not remain or remain[0] == 0:
             return None  # End of TLV marker (its length is ignored) or no bytes left
         return table.get(remain[0], OAMUnknownTLV)
@@ -278,7 +278,7 @@ class OAMVariableDescriptor(_OAMTLV):
     ]
 
 
-def _next_descriptor(_pkt: Packet, _lst: list[Packet], _cur: Packet | None, remain: bytes) -> Any:
+def _next_descriptor(_pkt: Packet, _lst: list[Any], _cur: Packet | None, remain: bytes) -> type[Packet] | None:
     return OAMVariableDescriptor if remain and remain[0] != Branch.END else None
 
 
@@ -302,7 +302,7 @@ class OAMVariableEntry(_OAMTLV):
     ]
 
 
-def _next_entry(pkt: Packet, _lst: list[Packet], cur: Packet | None, remain: bytes) -> Any:
+def _next_entry(pkt: Packet, _lst: list[Any], cur: Packet | None, remain: bytes) -> type[Packet] | None:
     # `cur` is the entry just dissected (not yet in the list), None before the first
     if not remain or (cur is not None and (pkt.branch not in MULTI_VALUE_BRANCHES or cur.is_indication)):
         return None
@@ -320,7 +320,7 @@ class OAMVariableContainer(_OAMTLV):
     ]
 
 
-def _next_container(_pkt: Packet, _lst: list[Packet], _cur: Packet | None, remain: bytes) -> Any:
+def _next_container(_pkt: Packet, _lst: list[Any], _cur: Packet | None, remain: bytes) -> type[Packet] | None:
     return OAMVariableContainer if remain and remain[0] != Branch.END else None
 
 

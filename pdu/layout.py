@@ -40,7 +40,7 @@ class _Run:
     fields: list[tuple[str, int]] = attrs.Factory(list)  # (name, bits), MSB first
 
 
-def compile_layout(*parts: type[Packet] | Sequence[Field[Any, Any]]) -> Layout:
+def compile_layout(*parts: type[Packet] | Sequence[Any]) -> Layout:
     """Build the struct codec of the concatenated fields of `parts`.
 
     A part is a layer (all its fields) or a list of fields (for example the fixed
@@ -70,16 +70,16 @@ def compile_layout(*parts: type[Packet] | Sequence[Field[Any, Any]]) -> Layout:
             codes.append(fmt)
     if bits:
         raise TypeError("trailing bit fields do not fill whole octets")
-    fmt = struct.Struct("!" + "".join(codes))
+    codec = struct.Struct("!" + "".join(codes))
     names = tuple(name for slot in slots for name in _slot_names(slot))
     unpack_src, pack_src = _generate(slots)
-    namespace: dict[str, Any] = {"_unpack_from": fmt.unpack_from, "_pack": fmt.pack, "_check": _check}
-    exec(unpack_src + pack_src, namespace)  # noqa: S102 - generated from our own field list
-    return Layout(names, fmt.size, namespace["unpack_from"], namespace["pack"])
+    namespace: dict[str, Any] = {"_unpack_from": codec.unpack_from, "_pack": codec.pack, "_check": _check}
+    exec(unpack_src + pack_src, namespace)  # source generated from our own field lists
+    return Layout(names, codec.size, namespace["unpack_from"], namespace["pack"])
 
 
-def _fields(parts: Sequence[type[Packet] | Sequence[Field[Any, Any]]]) -> list[Field[Any, Any]]:
-    fields: list[Field[Any, Any]] = []
+def _fields(parts: Sequence[type[Packet] | Sequence[Any]]) -> list[Any]:
+    fields: list[Any] = []
     for part in parts:
         fields += part.fields_desc if isinstance(part, type) else part
     return fields

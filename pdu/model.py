@@ -12,13 +12,11 @@ MAC addresses are lower-case ``aa:bb:cc:dd:ee:ff`` strings; OUIs are 24-bit inte
 
 from __future__ import annotations
 
-from typing import ClassVar, Union
+from typing import ClassVar
 
 import attrs
 
 from pdu.enums import Code, EventTlvType, Flag, InfoTlvType, OamConfig
-
-_frozen = attrs.frozen(cache_hash=True)
 
 
 def _flag(value: int) -> Flag:
@@ -48,7 +46,7 @@ def format_oui(oui: int) -> str:
 # -- TLVs ------------------------------------------------------------------------------
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class InfoTlv:
     """Local (type 0x01) or Remote (0x02) Information TLV (Clause 57.5.2.1)."""
 
@@ -69,7 +67,7 @@ class InfoTlv:
         return attrs.evolve(other, type=self.type) == self
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class LinkEventTlv:
     """One of the four standard link event TLVs (Clause 57.5.3.1-4).
 
@@ -87,7 +85,7 @@ class LinkEventTlv:
     event_running_total: int = 0
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class OrgSpecificTlv:
     """Organization Specific Information or Event TLV, type 0xFE."""
 
@@ -95,7 +93,7 @@ class OrgSpecificTlv:
     value: bytes = b""
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class UnknownTlv:
     """A TLV of a reserved type, kept so the engine can count it and skip it."""
 
@@ -103,7 +101,7 @@ class UnknownTlv:
     value: bytes = b""
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class VariableDescriptor:
     """Branch and leaf naming a Clause 30 object, package or attribute (57.6.1)."""
 
@@ -111,7 +109,7 @@ class VariableDescriptor:
     leaf: int
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class VariableContainer:
     """A Variable Container (57.6.2).
 
@@ -126,14 +124,14 @@ class VariableContainer:
     indication: int | None = None
 
 
-InformationTlvs = Union[InfoTlv, OrgSpecificTlv, UnknownTlv]
-EventTlvs = Union[LinkEventTlv, OrgSpecificTlv, UnknownTlv]
+InformationTlvs = InfoTlv | OrgSpecificTlv | UnknownTlv
+EventTlvs = LinkEventTlv | OrgSpecificTlv | UnknownTlv
 
 
 # -- OAMPDUs ------------------------------------------------------------------------------
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class Information:
     """Information OAMPDU (code 0x00).  No TLVs at all is the Link Fault form."""
 
@@ -159,7 +157,7 @@ class Information:
         return None
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class EventNotification:
     """Event Notification OAMPDU (code 0x01)."""
 
@@ -175,7 +173,7 @@ class EventNotification:
         return tuple(tlv for tlv in self.tlvs if isinstance(tlv, LinkEventTlv))
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class VariableRequest:
     """Variable Request OAMPDU (code 0x02)."""
 
@@ -185,7 +183,7 @@ class VariableRequest:
     descriptors: tuple[VariableDescriptor, ...] = ()
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class VariableResponse:
     """Variable Response OAMPDU (code 0x03)."""
 
@@ -195,7 +193,7 @@ class VariableResponse:
     containers: tuple[VariableContainer, ...] = ()
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class LoopbackControl:
     """Loopback Control OAMPDU (code 0x04); `loopback_command` is a `LoopbackCommand` value."""
 
@@ -205,7 +203,7 @@ class LoopbackControl:
     loopback_command: int = 1
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class OrgSpecificPdu:
     """Organization Specific OAMPDU (code 0xFE).
 
@@ -220,7 +218,7 @@ class OrgSpecificPdu:
     value: bytes = b""
 
 
-@_frozen
+@attrs.frozen(cache_hash=True)
 class UnsupportedPdu:
     """An OAMPDU with a reserved code: counted as unsupported, never acted on.
 
@@ -233,15 +231,15 @@ class UnsupportedPdu:
     data: bytes = b""
 
 
-Oampdu = Union[
-    Information,
-    EventNotification,
-    VariableRequest,
-    VariableResponse,
-    LoopbackControl,
-    OrgSpecificPdu,
-    UnsupportedPdu,
-]
+Oampdu = (
+    Information
+    | EventNotification
+    | VariableRequest
+    | VariableResponse
+    | LoopbackControl
+    | OrgSpecificPdu
+    | UnsupportedPdu
+)
 
 EVENT_TLV_TYPES = (
     EventTlvType.ERRORED_SYMBOL_PERIOD,

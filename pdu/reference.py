@@ -17,11 +17,11 @@ from scapy.packet import Packet, Raw
 
 from pdu import layers as L
 from pdu.codec import end_marker, finish_frame
-from pdu.enums import MAX_OAMPDU_SIZE, SLOW_PROTOCOLS_MULTICAST, OAM_SUBTYPE
+from pdu.enums import MAX_OAMPDU_SIZE, OAM_SUBTYPE, SLOW_PROTOCOLS_MULTICAST
 from pdu.model import (
     EventNotification,
-    InfoTlv,
     Information,
+    InfoTlv,
     LinkEventTlv,
     LoopbackControl,
     Oampdu,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -129,8 +129,6 @@ class FrameDropped:
     detail: str = ""
 
 
-
-
 @attrs.frozen
 class EventLogged:
     """An event-log slot was written: a new event, or an event that cleared."""
@@ -155,17 +153,17 @@ class MonitorUnavailable:
     counters: tuple[str, ...]
 
 
-Output = Union[
-    Transmit,
-    DiscoveryChanged,
-    PeerChanged,
-    PeerFlagsChanged,
-    LinkEventsReceived,
-    LoopbackChanged,
-    VariablesReceived,
-    OrgSpecificReceived,
-    FrameDropped,
-    EventLogged,
-    PortServiceChanged,
-    MonitorUnavailable,
-]
+Output = (
+    Transmit
+    | DiscoveryChanged
+    | PeerChanged
+    | PeerFlagsChanged
+    | LinkEventsReceived
+    | LoopbackChanged
+    | VariablesReceived
+    | OrgSpecificReceived
+    | FrameDropped
+    | EventLogged
+    | PortServiceChanged
+    | MonitorUnavailable
+)

@@ -81,7 +81,7 @@ from pdu import (
     VariableResponse,
     encode,
 )
-from pdu.enums import HEADER_LENGTH, MIN_OAMPDU_SIZE, FCS_LENGTH
+from pdu.enums import FCS_LENGTH, HEADER_LENGTH, MIN_OAMPDU_SIZE
 
 S = DiscoveryState
 CRITICAL_FLAGS = Flag.LINK_FAULT | Flag.DYING_GASP | Flag.CRITICAL_EVENT
@@ -107,12 +107,12 @@ class OamPort:
     def __init__(
         self, settings: PortSettings, mac: str, *, now: float, link_up: bool = True, revision: int = 0
     ) -> None:
-        self.settings = settings
+        self.settings: PortSettings = settings
         self.mac = mac.lower()
         self.stats = OamStatistics()
         #: frames not acted on, by reason (the reasons of `FrameDropped`)
         self.drops: dict[str, int] = {}
-        self.state = S.FAULT
+        self.state: DiscoveryState = S.FAULT
         self.local_pdu = LocalPdu.RX_INFO  #: follows the state and the link (57.3.1.3)
         self._lost_link_time = settings.lost_link_time
         self.loopback = LoopbackStatus.NO_LOOPBACK
@@ -126,7 +126,7 @@ class OamPort:
         self._local_flags = _NO_FLAGS  # Link Fault / Dying Gasp / Critical Event asked by the client
         self._parser = ParserAction.FORWARD
         self._mux = MuxAction.FORWARD
-        self.local_tlv = self._build_local_tlv(revision)
+        self.local_tlv: InfoTlv = self._build_local_tlv(revision)
         self._local_inputs: tuple[Any, ...] = (settings, self._parser, self._mux)
         self._info_key: tuple[Any, ...] | None = None  # what the cached Information frame carries
         self._info_output: Transmit | None = None
@@ -135,7 +135,7 @@ class OamPort:
         self._tx_sequence = 0
         # what we know of the peer
         self.peer_mac: str | None = None
-        self.peer_flags = _NO_FLAGS
+        self.peer_flags: Flag = _NO_FLAGS
         self._peer_tlv: InfoTlv | None = None
         self._peer_remote_tlv: InfoTlv | None = None
         self._last_info: Information | None = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from efmoam.core.discovery import DiscoveryState
 from pdu import Branch, VariableContainer, VariableDescriptor, VariableIndication
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ ATTRIBUTES: dict[int, _Getter] = {
     262: _stat("org_specific_tx"),
     263: _stat("org_specific_rx"),
     276: _stat("frames_lost_due_to_oam"),  # aFramesLostDueToOAMError
-    333: _u(1, lambda port: list(type(port.state)).index(port.state)),  # aOAMDiscoveryState
+    333: _u(1, lambda port: list(DiscoveryState).index(port.state)),  # aOAMDiscoveryState
     334: _u(1, lambda port: int(port.local_tlv.oam_config)),  # aOAMLocalConfiguration
     335: _u(2, lambda port: port.local_tlv.max_pdu_size),  # aOAMLocalPDUConfiguration
     336: _u(2, lambda port: port.local_tlv.revision),  # aOAMLocalRevision

@@ -47,7 +47,7 @@ NO_FLAGS = Flag(0)
 class Host(Protocol):
     """What link monitoring needs from its port."""
 
-    def notify_link_events(self, tlvs: tuple[LinkEventTlv, ...], *, now: float, burst: int | None = None) -> int | None:
+    def notify_link_events(self, tlvs: tuple[LinkEventTlv, ...], *, now: float, burst: int = 1) -> int | None:
         """Send an Event Notification; None when it cannot be sent."""
 
     def timestamp(self, now: float) -> int:
@@ -222,8 +222,14 @@ class LinkMonitoring:
             self._clear(key)
 
     def _raise_local(
-        self, monitor: Monitor, key: tuple[object, ...], closed: ClosedWindow, now: float, severity: Severity,
-        threshold: int, flags: Flag,
+        self,
+        monitor: Monitor,
+        key: tuple[object, ...],
+        closed: ClosedWindow,
+        now: float,
+        severity: Severity,
+        threshold: int,
+        flags: Flag,
     ) -> None:
         affects = severity is Severity.FAILURE and (
             self.settings.local_sf_action.port_action is PortAction.OUT_OF_SERVICE

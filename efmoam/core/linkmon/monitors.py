@@ -42,7 +42,9 @@ KINDS: dict[MonitorKind, MonitorKindInfo] = {
         ("errored_frames",), EventTlvType.ERRORED_FRAME, EventLogType.ERRORED_FRAME_EVENT
     ),
     MonitorKind.ERRORED_FRAME_PERIOD: MonitorKindInfo(
-        ("errored_frames", "frames_received"), EventTlvType.ERRORED_FRAME_PERIOD, EventLogType.ERRORED_FRAME_PERIOD_EVENT
+        ("errored_frames", "frames_received"),
+        EventTlvType.ERRORED_FRAME_PERIOD,
+        EventLogType.ERRORED_FRAME_PERIOD_EVENT,
     ),
     MonitorKind.ERRORED_FRAME_SECONDS: MonitorKindInfo(
         ("errored_frames",), EventTlvType.ERRORED_FRAME_SECONDS_SUMMARY, EventLogType.ERRORED_FRAME_SECONDS_EVENT

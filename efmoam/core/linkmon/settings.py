@@ -70,7 +70,9 @@ class LocalSfAction:
     """What a local signal failure does (local-sf-action)."""
 
     port_action: PortAction = PortAction.OUT_OF_SERVICE
-    event_burst: int = attrs.field(default=1, validator=attrs.validators.and_(attrs.validators.ge(1), attrs.validators.le(5)))
+    event_burst: int = attrs.field(
+        default=1, validator=attrs.validators.and_(attrs.validators.ge(1), attrs.validators.le(5))
+    )
     dying_gasp: bool = False  #: set Dying Gasp in every Information OAMPDU while the failure lasts
     critical_event: bool = False  #: set Critical Event likewise
 
