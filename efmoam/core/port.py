@@ -101,11 +101,19 @@ class OamPort:
 
     `mac` is the port's own MAC address (``aa:bb:cc:dd:ee:ff``); `revision` is the first
     revision of its Local Information TLV (0 for a new sublayer; replay starts where the
-    recorded speaker was).
+    recorded speaker was); `wall_clock_offset` (wall-clock minus monotonic seconds, given
+    by the caller) stamps event-log entries with a wall-clock time for display.
     """
 
     def __init__(
-        self, settings: PortSettings, mac: str, *, now: float, link_up: bool = True, revision: int = 0
+        self,
+        settings: PortSettings,
+        mac: str,
+        *,
+        now: float,
+        link_up: bool = True,
+        revision: int = 0,
+        wall_clock_offset: float | None = None,
     ) -> None:
         self.settings: PortSettings = settings
         self.mac = mac.lower()
@@ -145,7 +153,7 @@ class OamPort:
         self._last_rx_sequence: int | None = None
         self._loopback_deadline: float | None = None
         self._mac_attributes: dict[int, int] = {}
-        self.link_monitoring = LinkMonitoring(settings.link_monitoring, self)
+        self.link_monitoring = LinkMonitoring(settings.link_monitoring, self, wall_clock_offset)
         self._evaluate(now, "start")
         self._service(now)
 

@@ -66,9 +66,11 @@ class ActiveEvent:
 class LinkMonitoring:
     """The four monitors of a port, its event log, and the events' effects."""
 
-    def __init__(self, settings: LinkMonitoringSettings, host: Host) -> None:
+    def __init__(self, settings: LinkMonitoringSettings, host: Host, wall_clock_offset: float | None = None) -> None:
         self.settings = settings
         self.host = host
+        #: wall-clock time minus monotonic time, to stamp log entries for display
+        self.wall_clock_offset = wall_clock_offset
         self.log = EventLog()
         self.monitors = {kind: Monitor(kind, settings.monitor(kind)) for kind in MonitorKind}
         self.speed_mbps: int | None = None
@@ -276,8 +278,15 @@ class LinkMonitoring:
         self, key: tuple[object, ...], now: float, location: Location, event_type: EventLogType, severity: Severity,
         affects: bool, flags: Flag = NO_FLAGS, **numbers: int,
     ) -> None:  # fmt: skip
+        wall = None if self.wall_clock_offset is None else now + self.wall_clock_offset
         slot, entry = self.log.add(
-            location=location, event_type=event_type, severity=severity, time=now, port_affecting=affects, **numbers
+            location=location,
+            event_type=event_type,
+            severity=severity,
+            time=now,
+            wall_time=wall,
+            port_affecting=affects,
+            **numbers,
         )
         self._active[key] = ActiveEvent(key, entry, flags)
         self.outputs.append(EventLogged(slot, entry))

@@ -39,7 +39,8 @@ class EventLogEntry:
     location: Location
     event_type: EventLogType
     severity: Severity
-    time: float  #: monotonic seconds (the caller maps it to wall-clock time for display)
+    time: float  #: monotonic seconds, for logic
+    wall_time: float | None = None  #: seconds since the epoch, for display (when the caller gave a clock offset)
     window: int = NOT_A_THRESHOLD
     threshold: int = NOT_A_THRESHOLD
     value: int = NOT_A_THRESHOLD  #: errors in the window
