@@ -478,14 +478,13 @@ def _event_tlv_text(tlv: JsonObject) -> str:
 
 
 def _tlv_text(tlv: JsonObject) -> str:
-    kind = tlv["kind"]
-    if kind in ("local", "remote"):
+    if "oam_version" in tlv:
         return _info_tlv_text(tlv)
-    if kind == _ORG_KIND:
-        return f"{kind}(oui={tlv['oui']} value={tlv['value'] or '-'})"
-    if kind == _UNKNOWN_KIND:
-        return f"{kind}(type={tlv['type']:#04x} value={tlv['value'] or '-'})"
-    return _event_tlv_text(tlv)
+    if "timestamp" in tlv:
+        return _event_tlv_text(tlv)
+    if "oui" in tlv:
+        return f"{tlv['kind']}(oui={tlv['oui']} value={tlv['value'] or '-'})"
+    return f"{tlv['kind']}(type={tlv['type']:#04x} value={tlv['value'] or '-'})"
 
 
 def _body_text(obj: JsonObject) -> list[str]:
@@ -516,10 +515,6 @@ def format_text(obj: JsonObject) -> str:
 def _error_text(obj: JsonObject) -> str:
     detail = f"octet {obj['offset']}" + (f": {obj['detail']}" if obj["detail"] else "")
     return f"{obj.get('src', '-')}  MALFORMED {obj['error']} ({detail})"
-
-
-def _json_text(obj: JsonObject) -> str:
-    return _dumps(obj)
 
 
 # -- the decoding loop --------------------------------------------------------------------
@@ -570,7 +565,7 @@ class CaptureDecoder:
     def _malformed_line(self, record: CaptureRecord, error: DecodeError, first_time: float) -> str:
         obj = error_to_dict(record.number, record.time, record.data, error)
         if self.json_output:
-            return _json_text(obj)
+            return _dumps(obj)
         return f"{record.number}  {record.time - first_time:.6f}  {_error_text(obj)}"
 
     def lines(self, records: Iterable[CaptureRecord]) -> Iterator[str]:

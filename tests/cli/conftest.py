@@ -87,13 +87,19 @@ def subprocess_env() -> dict[str, str]:
 
 
 @pytest.fixture
+def efmoam_env() -> dict[str, str]:
+    """The environment for a ``python -m efmoam.cli`` subprocess."""
+    return subprocess_env()
+
+
+@pytest.fixture
 def run_efmoam() -> RunEfmoam:
     """``run_efmoam(*args) -> CompletedProcess``: a real ``python -m efmoam.cli`` run."""
 
     def run(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, "-m", "efmoam.cli", *args]
         return subprocess.run(  # type: ignore[call-overload, no-any-return]
-            command, capture_output=True, text=True, env=subprocess_env(), timeout=120, cwd=REPO, **kwargs
+            command, check=False, capture_output=True, text=True, env=subprocess_env(), timeout=120, cwd=REPO, **kwargs
         )
 
     return run

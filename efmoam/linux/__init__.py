@@ -1,0 +1,1 @@
+"""Everything that touches the operating system: packet sockets, netlink, counters, actions."""

@@ -1,0 +1,127 @@
+"""One AF_PACKET socket per port for OAMPDUs (linux.md section 5).
+
+The socket is bound to the port and to EtherType 0x8809, joins 01:80:C2:00:00:02, ignores
+the frames we send, and carries a classic BPF filter that passes only untagged Slow
+Protocols frames of subtype 3 to the Slow Protocols address: LACP, Marker, OSSP and
+tagged frames never wake the daemon.  The kernel removes a VLAN tag before a packet socket
+sees the frame and, when no VLAN device takes it, clears the tag and marks a frame with a
+non-zero VLAN id "for another host"; the filter accepts only frames marked multicast, so
+tagged OAMPDUs are dropped too (a priority-tagged frame, VLAN id 0, is indistinguishable
+from an untagged one at this point).
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import struct
+
+ETH_P_SLOW = 0x8809
+SOL_PACKET = 263
+PACKET_ADD_MEMBERSHIP = 1
+PACKET_MR_MULTICAST = 0
+PACKET_IGNORE_OUTGOING = 23
+PACKET_STATISTICS = 6
+SO_ATTACH_FILTER = 26
+SO_LOCK_FILTER = 44
+SLOW_PROTOCOLS_MULTICAST = bytes.fromhex("0180c2000002")
+MAX_FRAME = 2048
+
+# classic BPF opcodes
+_LD_W_ABS, _LD_H_ABS, _LD_B_ABS = 0x20, 0x28, 0x30
+_JEQ_K, _RET_K = 0x15, 0x06
+_SKF_AD_PKTTYPE = -0x1000 + 4  # ancillary load: the packet type the kernel assigned
+PACKET_MULTICAST = 2
+
+
+def _program() -> list[tuple[int, int, int, int]]:
+    """(code, jump if true, jump if false, k): accept OAMPDUs, drop everything else."""
+    checks = [
+        (_LD_W_ABS, _SKF_AD_PKTTYPE & 0xFFFFFFFF, PACKET_MULTICAST),  # tagged frames are "other host"
+        (_LD_H_ABS, 12, ETH_P_SLOW),
+        (_LD_B_ABS, 14, 3),  # OAM subtype
+        (_LD_W_ABS, 0, 0x0180C200),
+        (_LD_H_ABS, 4, 0x0002),
+    ]
+    program: list[tuple[int, int, int, int]] = []
+    for i, (load, offset, value) in enumerate(checks):
+        to_drop = 2 * (len(checks) - i) - 1  # instructions left after this compare, up to "drop"
+        program.append((load, 0, 0, offset))
+        program.append((_JEQ_K, 0, to_drop, value))
+    program += [(_RET_K, 0, 0, 0xFFFF), (_RET_K, 0, 0, 0)]
+    return program
+
+
+def _sock_fprog(program: list[tuple[int, int, int, int]]) -> tuple[bytes, bytes]:
+    """struct sock_fprog as setsockopt wants it, plus the buffer it points to (kept alive)."""
+    import ctypes  # only here: the filter is built once per socket
+
+    code = b"".join(struct.pack("HBBI", *insn) for insn in program)
+    buffer = ctypes.create_string_buffer(code)
+    fprog = struct.pack("HL", len(program), ctypes.addressof(buffer))
+    return fprog, buffer  # type: ignore[return-value]
+
+
+class OamSocket:
+    """The OAMPDU socket of one interface; non-blocking, for a selector."""
+
+    def __init__(self, ifname: str) -> None:
+        self.ifname = ifname
+        self.send_errors = 0  #: frames the kernel refused (port down, no buffer)
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_SLOW))
+        try:
+            fprog, keep = _sock_fprog(_program())
+            sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
+            del keep  # the kernel has copied the program
+            sock.setsockopt(socket.SOL_SOCKET, SO_LOCK_FILTER, 1)
+            sock.bind((ifname, ETH_P_SLOW))
+            ifindex = socket.if_nametoindex(ifname)
+            mreq = struct.pack("iHH8s", ifindex, PACKET_MR_MULTICAST, 6, SLOW_PROTOCOLS_MULTICAST)
+            sock.setsockopt(SOL_PACKET, PACKET_ADD_MEMBERSHIP, mreq)
+            sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+            sock.setblocking(False)
+        except BaseException:
+            sock.close()
+            raise
+        self._sock = sock
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def mac(self) -> str:
+        """The interface's MAC address, as the socket sees it."""
+        return bytes(self._sock.getsockname()[4]).hex(":")
+
+    def send(self, frame: bytes) -> bool:
+        """Send one frame; False (and counted) when the kernel refuses it."""
+        try:
+            self._sock.send(frame)
+        except OSError as exc:
+            if exc.errno not in (errno.ENETDOWN, errno.ENOBUFS, errno.EAGAIN, errno.ENXIO, errno.ENODEV):
+                raise
+            self.send_errors += 1
+            return False
+        return True
+
+    def receive(self, limit: int) -> list[bytes]:
+        """Up to `limit` waiting frames (fewer when the queue is empty)."""
+        frames: list[bytes] = []
+        recv = self._sock.recv
+        try:
+            for _ in range(limit):
+                frames.append(recv(MAX_FRAME))
+        except BlockingIOError:
+            pass
+        return frames
+
+    def drain(self) -> int:
+        """Drop every waiting frame (after a rate limit was hit); returns how many."""
+        return len(self.receive(1 << 30))
+
+    def kernel_drops(self) -> int:
+        """Frames the kernel dropped for this socket since the last call (tp_drops)."""
+        _packets, drops = struct.unpack("II", self._sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+        return int(drops)
+
+    def close(self) -> None:
+        self._sock.close()

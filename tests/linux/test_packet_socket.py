@@ -1,0 +1,77 @@
+"""OAMPDU sockets on a real veth pair: filtering, multicast membership, own frames."""
+
+from __future__ import annotations
+
+import select
+import time
+
+from efmoam.linux.packet import OamSocket
+from pdu import EncodeError, Information, InfoTlv, decode, encode
+from tests.linux.netns import in_netns, needs_root, veth_pair
+
+pytestmark = needs_root
+
+MAC_A, MAC_B = "02:00:00:00:aa:01", "02:00:00:00:bb:01"
+OAMPDU = encode(Information(MAC_A, 0x08, (InfoTlv(oui=0x001122),)))
+
+
+def frame(dst: str, ethertype: int, payload: bytes, src: str = MAC_A) -> bytes:
+    return (bytes.fromhex(dst.replace(":", "")) + bytes.fromhex(src.replace(":", ""))
+            + ethertype.to_bytes(2, "big") + payload).ljust(60, b"\0")  # fmt: skip
+
+
+def wait_frames(sock: OamSocket, seconds: float = 0.5) -> list[bytes]:
+    frames: list[bytes] = []
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        if select.select([sock], [], [], left)[0]:
+            frames += sock.receive(100)
+    return frames
+
+
+def test_only_untagged_oampdus_to_the_slow_protocols_address_arrive() -> None:
+    with veth_pair(MAC_A, MAC_B) as (ns_a, ns_b):
+        sender = in_netns(ns_a, lambda: OamSocket("veth0"))
+        receiver = in_netns(ns_b, lambda: OamSocket("veth1"))
+        try:
+            assert sender.mac() == MAC_A
+            slow = "01:80:c2:00:00:02"
+            unwanted = [
+                frame(slow, 0x8809, bytes.fromhex("0101")),  # LACP
+                frame(slow, 0x8809, bytes.fromhex("0a")),  # OSSP
+                frame("ff:ff:ff:ff:ff:ff", 0x8809, OAMPDU[14:]),  # wrong destination
+                frame(slow, 0x8100, bytes.fromhex("0064 8809") + OAMPDU[14:]),  # 802.1Q tagged OAMPDU
+                frame(slow, 0x0800, b"\x45" + bytes(19)),  # not a slow frame at all
+            ]
+            for unwanted_frame in unwanted:
+                assert sender.send(unwanted_frame)
+            assert sender.send(OAMPDU)
+            received = wait_frames(receiver)
+            assert received == [OAMPDU]
+            assert decode(received[0]).src == MAC_A
+            assert wait_frames(sender, 0.2) == []  # our own transmissions are ignored
+        finally:
+            sender.close()
+            receiver.close()
+
+
+def test_send_on_a_down_port_is_counted_not_raised() -> None:
+    with veth_pair(MAC_A, MAC_B) as (ns_a, _):
+        sock = in_netns(ns_a, lambda: OamSocket("veth0"))
+        try:
+            from tests.linux.netns import ip
+
+            ip("link", "set", "veth0", "down", netns=ns_a)
+            assert sock.send(OAMPDU) is False
+            assert sock.send_errors == 1
+        finally:
+            sock.close()
+
+
+def test_encode_error_is_not_a_socket_concern() -> None:
+    # the daemon never hands the socket an unencodable PDU: encode refuses first
+    try:
+        encode(Information(MAC_A, 0, ()), 40)
+    except EncodeError:
+        return
+    raise AssertionError("encode accepted a limit below 64")
