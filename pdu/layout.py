@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-from scapy.fields import Field, ThreeBytesField, _BitField
+from scapy.fields import ThreeBytesField, _BitField
 from scapy.packet import Packet
 
 # struct codes for a run of N octets read as one unsigned integer (3 octets: B then H)

@@ -12,6 +12,7 @@ from an untagged one at this point).
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import socket
 import struct
@@ -54,8 +55,6 @@ def _program() -> list[tuple[int, int, int, int]]:
 
 def _sock_fprog(program: list[tuple[int, int, int, int]]) -> tuple[bytes, bytes]:
     """struct sock_fprog as setsockopt wants it, plus the buffer it points to (kept alive)."""
-    import ctypes  # only here: the filter is built once per socket
-
     code = b"".join(struct.pack("HBBI", *insn) for insn in program)
     buffer = ctypes.create_string_buffer(code)
     fprog = struct.pack("HL", len(program), ctypes.addressof(buffer))

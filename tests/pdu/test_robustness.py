@@ -609,5 +609,5 @@ def test_frame_builder_matches_the_vectors() -> None:
 )
 def test_flag_fields_out_of_range_are_refused_when_built(build: Any) -> None:
     """IntFlag would turn -1 into every named bit (Link Fault, Dying Gasp ...): the model refuses it."""
-    with pytest.raises(ValueError, match="do(es)? not fit"):
+    with pytest.raises(ValueError, match=r"do(es)? not fit"):
         build()
