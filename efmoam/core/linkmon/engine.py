@@ -76,7 +76,9 @@ class LinkMonitoring:
         self.speed_mbps: int | None = None
         self.outputs: list[Output] = []
         self._deltas = CounterDeltas()
-        self._active: dict[tuple[object, ...], ActiveEvent] = {}
+        #: the active events by key: (location, monitor kind or flag)
+        self.active: dict[tuple[object, ...], ActiveEvent] = {}
+        self._flag_occurrences: dict[Flag, int] = {}
         self._out_of_service = False
 
     # -- what the port reads -----------------------------------------------------------
@@ -89,16 +91,16 @@ class LinkMonitoring:
     def info_flags(self) -> Flag:
         """Flags that active local failures set in every Information OAMPDU."""
         flags = NO_FLAGS
-        for event in self._active.values():
+        for event in self.active.values():
             flags |= event.flags
         return flags
 
     def active_events(self) -> list[EventLogEntry]:
-        return [event.entry for event in self._active.values()]
+        return [event.entry for event in self.active.values()]
 
     def holders(self) -> tuple[str, ...]:
         """Why the port is out of service: one name per event that holds it."""
-        return tuple(_reason(e.entry) for e in self._active.values() if e.entry.port_affecting)
+        return tuple(_reason(e.entry) for e in self.active.values() if e.entry.port_affecting)
 
     # -- inputs ------------------------------------------------------------------------
 
@@ -125,10 +127,21 @@ class LinkMonitoring:
         action = {Flag.LINK_FAULT: actions.link_fault, Flag.DYING_GASP: actions.dying_gasp}
         for flag, log_type in FLAG_EVENTS.items():
             key = (Location.REMOTE, flag)
-            if flags & flag and key not in self._active:
+            if flags & flag and key not in self.active:
                 affects = action.get(flag, actions.critical_event) is PortAction.OUT_OF_SERVICE
-                self._raise(key, now, Location.REMOTE, log_type, Severity.FAILURE, affects, event_total=1)
-            elif not flags & flag and key in self._active:
+                # a non-threshold event: both totals count its occurrences (RFC 4878)
+                count = self._flag_occurrences[flag] = self._flag_occurrences.get(flag, 0) + 1
+                self._raise(
+                    key,
+                    now,
+                    Location.REMOTE,
+                    log_type,
+                    Severity.FAILURE,
+                    affects,
+                    running_total=count,
+                    event_total=count,
+                )
+            elif not flags & flag and key in self.active:
                 self._clear(key)
         self._update_service()
 
@@ -155,20 +168,20 @@ class LinkMonitoring:
                     running_total=tlv.error_running_total,
                     event_total=tlv.event_running_total,
                 )
-            elif kind is MonitorKind.ERRORED_SYMBOL_PERIOD and key in self._active:
+            elif kind is MonitorKind.ERRORED_SYMBOL_PERIOD and key in self.active:
                 self._clear(key)  # the peer's symbol errors fell below its threshold
         self._update_service()
 
     def clear(self, location: Location | None, now: float) -> None:
         """The clear command: end the active events of `location` (None: both)."""
-        for key, event in list(self._active.items()):
+        for key, event in list(self.active.items()):
             if location is None or event.entry.location is location:
                 self._clear_with_notice(key, event, now)
         self._update_service()
 
     def link_changed(self, up: bool) -> None:
         """A link down/up clears every event, local and remote, and restarts the windows."""
-        for key in list(self._active):
+        for key in list(self.active):
             self._clear(key)
         for monitor in self.monitors.values():
             monitor.restart()
@@ -184,8 +197,8 @@ class LinkMonitoring:
             before, after = old.monitor(kind), settings.monitor(kind)
             monitor.settings = after
             if (before.sf_threshold, before.sd) != (after.sf_threshold, after.sd):
-                for key in [k for k in self._active if k == (Location.LOCAL, kind)]:
-                    self._clear_with_notice(key, self._active[key], now)
+                for key in [k for k in self.active if k == (Location.LOCAL, kind)]:
+                    self._clear_with_notice(key, self.active[key], now)
             if not after.enabled or not settings.enabled:
                 monitor.restart()
         self._update_service()
@@ -288,18 +301,22 @@ class LinkMonitoring:
             port_affecting=affects,
             **numbers,
         )
-        self._active[key] = ActiveEvent(key, entry, flags)
+        self.active[key] = ActiveEvent(key, entry, flags)
         self.outputs.append(EventLogged(slot, entry))
 
     def _clear(self, key: tuple[object, ...]) -> None:
-        event = self._active.pop(key, None)
+        event = self.active.pop(key, None)
         if event is not None:
             cleared = self.log.mark_cleared(event.entry.index)
             if cleared is not None:
                 self.outputs.append(EventLogged(*cleared))
 
+    def refresh_service(self) -> None:
+        """Report the port's service state if the active events changed it."""
+        self._update_service()
+
     def _update_service(self) -> None:
-        out = any(event.entry.port_affecting for event in self._active.values())
+        out = any(event.entry.port_affecting for event in self.active.values())
         if out != self._out_of_service:
             self._out_of_service = out
             self.outputs.append(PortServiceChanged(out, self.holders()))

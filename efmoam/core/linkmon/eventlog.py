@@ -56,19 +56,27 @@ class EventLog:
 
     def __init__(self) -> None:
         self._slots: dict[int, EventLogEntry] = {}
-        self._next_ring = RING.start
-        self._next_index = 1
+        self.next_ring_slot = RING.start  #: the ring slot the next monitor event takes
+        self.next_index = 1  #: the index of the next entry
 
     def add(self, **fields: object) -> tuple[int, EventLogEntry]:
         """Store a new entry (its index is assigned here); returns (slot, entry)."""
-        entry = EventLogEntry(index=self._next_index, **fields)  # type: ignore[arg-type]
-        self._next_index += 1
+        entry = EventLogEntry(index=self.next_index, **fields)  # type: ignore[arg-type]
+        self.next_index += 1
         slot = FLAG_SLOTS.get(entry.event_type)
         if slot is None:
-            slot = self._next_ring
-            self._next_ring = RING.start if slot == RING.stop - 1 else slot + 1
+            slot = self.next_ring_slot
+            self.next_ring_slot = RING.start if slot == RING.stop - 1 else slot + 1
         self._slots[slot] = entry
         return slot, entry
+
+    def load(self, slots: dict[int, EventLogEntry], next_index: int, next_ring_slot: int) -> None:
+        """Replace the whole log (a restored snapshot)."""
+        if any(slot not in range(1, SLOTS + 1) for slot in slots) or next_ring_slot not in RING:
+            raise ValueError("event log slots out of range")
+        self._slots = dict(slots)
+        self.next_index = next_index
+        self.next_ring_slot = next_ring_slot
 
     def mark_cleared(self, index: int) -> tuple[int, EventLogEntry] | None:
         """Mark the entry with this index cleared, if it is still in the log."""

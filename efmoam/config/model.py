@@ -1,0 +1,135 @@
+"""What a configuration file says, as frozen attrs classes built from the core's settings.
+
+A `Config` holds the daemon's own settings (`DaemonConfig`) and an ordered list of port
+rules (`PortRule`): the first rule whose pattern fits an interface decides whether it is
+managed and with which `PortProfile`.  A profile is the core's `PortSettings` plus what
+the Linux side needs: where the error counters come from and how a port is taken out
+of service.  Defaults live here and in the core's classes, never in the loader.
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from efmoam.core.settings import PortSettings
+
+#: the implicit rule when a configuration has no ``ports`` section: every physical port
+DEFAULT_MATCH = "*"
+DEFAULT_PHYSICAL_ONLY = True
+
+
+class CounterSource(enum.Enum):
+    """Where a port's error counters are read (the Linux layer implements each)."""
+
+    AUTO = "auto"  #: the best source the interface offers
+    ETHTOOL = "ethtool"  #: ethtool netlink standard statistics (eth-phy, eth-mac)
+    RTNETLINK = "rtnetlink"  #: rtnetlink interface statistics (IFLA_STATS64)
+    SYSFS = "sysfs"  #: /sys/class/net/<if>/statistics
+    INFINIBAND = "infiniband"  #: /sys/class/infiniband/<dev>/ports/<n>/counters
+    FILE = "file"  #: a plain file (tests, simulation, integration)
+
+
+class ActionBackend(enum.Enum):
+    """How "out of service" is carried out on a port."""
+
+    BLOCK = "block"  #: drop data frames, keep OAM (an nftables netdev table)
+    DOWN = "down"  #: set the interface administratively down
+    EXEC = "exec"  #: run `PortProfile.action_command`
+    LOG_ONLY = "log-only"  #: only log what would be done (a dry run)
+
+
+class MissingValue(ValueError):
+    """A setting that another setting makes mandatory is absent."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"{name} is {reason}")
+        self.name = name
+        self.reason = reason
+
+
+def _between(low: float, high: float) -> Callable[[Any, Any, float], None]:
+    def check(_inst: Any, attribute: Any, value: float) -> None:
+        if not low <= value <= high:
+            raise ValueError(f"{attribute.name} must be between {low:g} and {high:g}, not {value:g}")
+
+    return check
+
+
+def _absolute_path(_inst: Any, attribute: Any, value: str | None) -> None:
+    if value is not None and not os.path.isabs(value):
+        raise ValueError(f"{attribute.name} must be an absolute path, not {value!r}")
+
+
+@attrs.frozen
+class DaemonConfig:
+    """The daemon's own settings (the ``daemon:`` section)."""
+
+    #: the Unix socket the CLI talks to
+    control_socket: str = attrs.field(default="/run/efmoam/efmoam.sock", validator=_absolute_path)
+    #: where state that outlives a restart is kept
+    state_dir: str = attrs.field(default="/var/lib/efmoam", validator=_absolute_path)
+    #: seconds between two reads of every port's error counters
+    counter_interval: float = attrs.field(default=1.0, validator=_between(0.1, 60.0))
+    #: send Information OAMPDUs with the Dying Gasp flag when the daemon stops
+    dying_gasp_on_shutdown: bool = True
+    #: OAMPDUs per second per port accepted before decoding; more are dropped and counted
+    rx_rate_limit: int = attrs.field(default=100, validator=_between(1, 10_000))
+
+
+@attrs.frozen
+class PortProfile:
+    """Everything one managed port is configured with."""
+
+    settings: PortSettings = PortSettings()
+    counter_source: CounterSource = CounterSource.AUTO
+    #: the counter file, for `CounterSource.FILE`
+    counter_file: str | None = attrs.field(default=None, validator=_absolute_path)
+    action_backend: ActionBackend = ActionBackend.BLOCK
+    #: the command run by `ActionBackend.EXEC`
+    action_command: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.counter_source is CounterSource.FILE and self.counter_file is None:
+            raise MissingValue("counter_file", "required when counter_source is file")
+        if self.action_backend is ActionBackend.EXEC and not self.action_command:
+            raise MissingValue("action_command", "required when action_backend is exec")
+
+
+@attrs.frozen
+class PortRule:
+    """Which interfaces a profile applies to."""
+
+    #: an interface name or an fnmatch pattern (``eth*``, ``enp*s0f*``), case-sensitive
+    match: str
+    #: only interfaces backed by a device (the Linux layer decides what that means)
+    physical_only: bool = False
+    profile: PortProfile = PortProfile()
+
+    def matches(self, ifname: str, physical: bool) -> bool:
+        """Whether this rule applies to interface `ifname`."""
+        return (physical or not self.physical_only) and fnmatch.fnmatchcase(ifname, self.match)
+
+
+def _rules(rules: Iterable[PortRule]) -> tuple[PortRule, ...]:
+    return tuple(rules)
+
+
+@attrs.frozen
+class Config:
+    """A whole configuration: the daemon's settings and the port rules, in order."""
+
+    daemon: DaemonConfig = DaemonConfig()
+    rules: tuple[PortRule, ...] = attrs.field(default=(), converter=_rules)
+
+    def profile_for(self, ifname: str, physical: bool) -> PortProfile | None:
+        """The profile of the first rule that fits `ifname`, or None: the port is not managed."""
+        for rule in self.rules:
+            if rule.matches(ifname, physical):
+                return rule.profile
+        return None

@@ -1,0 +1,1 @@
+"""The daemon: one process, one event loop, every configured port."""

@@ -1,0 +1,192 @@
+"""What `show port` shows, as plain data with stable keys (the JSON of `-f json`).
+
+Keys are snake_case; enumerated values and statistics use their RFC 4878 names
+(dot3OamOperStatus values such as ``operational``, dot3OamStatsTable counters such as
+``dot3OamInformationTx``, dot3OamEventLogType names such as ``erroredFrameEvent``).
+Every list stays a list, even with one item; `SCHEMA` grows when a key changes meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from efmoam.core import OamPort
+from efmoam.core.linkmon import EventLogEntry, MonitorKind
+from efmoam.core.linkmon.eventlog import NOT_A_THRESHOLD
+from efmoam.core.outputs import LoopbackStatus, OperStatus
+from pdu import EventLogType, Flag, OamConfig, format_oui
+
+SCHEMA = 1
+
+OPER_STATUS_NAMES = {
+    OperStatus.DISABLED: "disabled",
+    OperStatus.LINK_FAULT: "linkFault",
+    OperStatus.PASSIVE_WAIT: "passiveWait",
+    OperStatus.ACTIVE_SEND_LOCAL: "activeSendLocal",
+    OperStatus.SEND_LOCAL_AND_REMOTE: "sendLocalAndRemote",
+    OperStatus.SEND_LOCAL_AND_REMOTE_OK: "sendLocalAndRemoteOk",
+    OperStatus.OAM_PEERING_LOCALLY_REJECTED: "oamPeeringLocallyRejected",
+    OperStatus.OAM_PEERING_REMOTELY_REJECTED: "oamPeeringRemotelyRejected",
+    OperStatus.OPERATIONAL: "operational",
+    OperStatus.NON_OPER_HALF_DUPLEX: "nonOperHalfDuplex",
+}
+LOOPBACK_NAMES = {
+    LoopbackStatus.NO_LOOPBACK: "noLoopback",
+    LoopbackStatus.INITIATING_LOOPBACK: "initiatingLoopback",
+    LoopbackStatus.REMOTE_LOOPBACK: "remoteLoopback",
+    LoopbackStatus.TERMINATING_LOOPBACK: "terminatingLoopback",
+    LoopbackStatus.LOCAL_LOOPBACK: "localLoopback",
+    LoopbackStatus.UNKNOWN: "unknown",
+}
+EVENT_LOG_TYPE_NAMES = {
+    EventLogType.ERRORED_SYMBOL_EVENT: "erroredSymbolEvent",
+    EventLogType.ERRORED_FRAME_PERIOD_EVENT: "erroredFramePeriodEvent",
+    EventLogType.ERRORED_FRAME_EVENT: "erroredFrameEvent",
+    EventLogType.ERRORED_FRAME_SECONDS_EVENT: "erroredFrameSecondsEvent",
+    EventLogType.LINK_FAULT: "linkFault",
+    EventLogType.DYING_GASP_EVENT: "dyingGaspEvent",
+    EventLogType.CRITICAL_LINK_EVENT: "criticalLinkEvent",
+}
+#: dot3OamFunctionsSupported bit names
+FUNCTION_NAMES = {
+    OamConfig.UNIDIRECTIONAL: "unidirectionalSupport",
+    OamConfig.REMOTE_LOOPBACK: "loopbackSupport",
+    OamConfig.LINK_EVENTS: "eventSupport",
+    OamConfig.VARIABLE_RETRIEVAL: "variableSupport",
+}
+
+
+def flag_names(flags: int) -> list[str]:
+    return [str(flag.name).lower() for flag in Flag if flags & flag]
+
+
+def function_names(config: int) -> list[str]:
+    return [name for bit, name in FUNCTION_NAMES.items() if config & bit]
+
+
+def _threshold_value(value: int) -> int | None:
+    return None if value == NOT_A_THRESHOLD else value
+
+
+def entry_view(slot: int, entry: EventLogEntry) -> dict[str, Any]:
+    """One event-log slot."""
+    return {
+        "slot": slot,
+        "index": entry.index,
+        "location": entry.location.value,
+        "type": EVENT_LOG_TYPE_NAMES[entry.event_type],
+        "type_number": int(entry.event_type),
+        "severity": entry.severity.value,
+        "time": entry.time,
+        "wall_time": entry.wall_time,
+        "oui": format_oui(entry.oui),
+        "window": _threshold_value(entry.window),
+        "threshold": _threshold_value(entry.threshold),
+        "value": _threshold_value(entry.value),
+        "running_total": entry.running_total,
+        "event_total": entry.event_total,
+        "port_affecting": entry.port_affecting,
+        "active": entry.active,
+    }
+
+
+def _monitors_view(port: OamPort) -> dict[str, Any]:
+    monitoring = port.link_monitoring
+    view: dict[str, Any] = {}
+    for kind, monitor in monitoring.monitors.items():
+        settings = monitor.settings
+        view[kind.value.replace("-", "_")] = {
+            "enabled": settings.enabled,
+            "event_notification": settings.event_notification,
+            "sf_threshold": settings.sf_threshold,
+            "sd_threshold": settings.sd,
+            "window": settings.window if kind is MonitorKind.ERRORED_FRAME_PERIOD else monitor.window_seconds(),
+            "window_on_wire": monitor.wire_window(monitoring.speed_mbps, monitoring.settings.symbol_rate),
+            "state": monitor.state.value,
+            "errors_last_window": monitor.last_errors,
+            "error_running_total": monitor.error_total,
+            "event_running_total": monitor.event_total,
+        }
+    return view
+
+
+def port_view(name: str, port: OamPort, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything `show port NAME` shows, from the port's engine (and the daemon's `extra`)."""
+    s = port.settings
+    lm = s.link_monitoring
+    peer = port.peer
+    view: dict[str, Any] = {
+        "schema": SCHEMA,
+        "name": name,
+        "mac": port.mac,
+        "admin_state": "enabled" if s.enabled else "disabled",
+        "oper_status": OPER_STATUS_NAMES[port.oper_status],
+        "discovery_state": port.state.value,
+        "mode": s.mode.value,
+        "max_pdu_size": s.max_pdu_size,
+        "config_revision": port.local_tlv.revision,
+        "functions_supported": function_names(port.local_tlv.oam_config),
+        "vendor_oui": format_oui(s.oui),
+        "vendor_info": s.vendor_info,
+        "transmit_interval": s.transmit_interval,
+        "multiplier": s.multiplier,
+        "local_flags": flag_names(port.local_flags),
+        "peer": None
+        if peer is None
+        else {
+            "mac_address": peer.mac,
+            "vendor_oui": format_oui(peer.oui),
+            "vendor_info": peer.vendor_info,
+            "mode": "active" if peer.mode_active else "passive",
+            "max_pdu_size": peer.max_pdu_size,
+            "config_revision": peer.config_revision,
+            "functions_supported": function_names(peer.functions),
+            "flags": flag_names(port.peer_flags),
+        },
+        "loopback": {
+            "status": LOOPBACK_NAMES[port.loopback],
+            "ignore_rx": "process" if s.loopback_process else "ignore",
+        },
+        "link_monitoring": {
+            "enabled": lm.enabled,
+            "monitors": _monitors_view(port),
+            "local_sf_action": {
+                "port_action": lm.local_sf_action.port_action.value,
+                "event_burst": lm.local_sf_action.event_burst,
+                "dying_gasp": lm.local_sf_action.dying_gasp,
+                "critical_event": lm.local_sf_action.critical_event,
+            },
+            "peer_actions": {
+                "link_fault": lm.peer_actions.link_fault.value,
+                "dying_gasp": lm.peer_actions.dying_gasp.value,
+                "critical_event": lm.peer_actions.critical_event.value,
+                "event_notification": lm.peer_actions.event_notification.value,
+            },
+        },
+        "out_of_service": port.out_of_service,
+        "out_of_service_reasons": list(port.link_monitoring.holders()),
+        "active_events": len(port.link_monitoring.active),
+        "event_log": [entry_view(slot, entry) for slot, entry in port.event_log()],
+        "statistics": port.stats.as_rfc4878(),
+        "drops": dict(sorted(port.drops.items())),
+    }
+    if extra:
+        view.update(extra)
+    return view
+
+
+def summary_view(name: str, port: OamPort) -> dict[str, Any]:
+    """One line of `show port` without a port name."""
+    peer = port.peer
+    return {
+        "name": name,
+        "oper_status": OPER_STATUS_NAMES[port.oper_status],
+        "discovery_state": port.state.value,
+        "mode": port.settings.mode.value,
+        "peer_mac": None if peer is None else peer.mac,
+        "peer_oui": None if peer is None else format_oui(peer.oui),
+        "local_flags": flag_names(port.local_flags),
+        "peer_flags": flag_names(port.peer_flags),
+        "out_of_service": port.out_of_service,
+        "active_events": len(port.link_monitoring.active),
+    }

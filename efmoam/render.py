@@ -1,0 +1,205 @@
+"""Plain-text rendering of the `show` views (the JSON of `-f json`), for people.
+
+Standard library only: the CLI renders what the daemon sends without importing the
+engine or scapy.  The layout follows the `show port ... ethernet efm-oam` output that
+operators know: a ``Field : Value`` block, monitors side by side, then the tables.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+RULE = "=" * 79
+THIN = "-" * 79
+
+
+def _on(value: bool) -> str:
+    return "enabled" if value else "disabled"
+
+
+def _join(values: list[str]) -> str:
+    return ", ".join(values) if values else "none"
+
+
+def _field(name: str, value: object, width: int = 19) -> str:
+    return f"{name:<{width}}: {value}"
+
+
+def _wall(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def _window(name: str, monitor: dict[str, Any]) -> list[str]:
+    if name == "errored_frame_period":
+        return [_field("  Window", f"{monitor['window_on_wire']} frames")]
+    lines = [_field("  Window", f"{monitor['window'] * 10:g} ds")]
+    if name == "errored_symbol_period":
+        lines.append(_field("  Window (symbols)", monitor["window_on_wire"]))
+    return lines
+
+
+def _monitor_block(title: str, name: str, monitor: dict[str, Any]) -> list[str]:
+    sd = monitor["sd_threshold"]
+    return [
+        title,
+        _field("  Enabled", "yes" if monitor["enabled"] else "no"),
+        _field("  Event Notify", _on(monitor["event_notification"])),
+        _field("  SF Threshold", monitor["sf_threshold"]),
+        _field("  SD Threshold", sd if sd is not None else "disabled (0)"),
+        *_window(name, monitor),
+        _field("  State", monitor["state"]),
+        _field("  Errors (last)", "-" if monitor["errors_last_window"] is None else monitor["errors_last_window"]),
+        _field("  Running Totals", f"{monitor['error_running_total']} errors, {monitor['event_running_total']} events"),
+    ]
+
+
+def _side_by_side(left: list[str], right: list[str]) -> list[str]:
+    rows = max(len(left), len(right))
+    left = left + [""] * (rows - len(left))
+    right = right + [""] * (rows - len(right))
+    return [f"{a:<40}{b}".rstrip() for a, b in zip(left, right, strict=True)]
+
+
+MONITOR_TITLES = {
+    "errored_frame": "Errored Frame",
+    "errored_frame_period": "Errored Frame Period",
+    "errored_symbol_period": "Errored Symbol Period",
+    "errored_frame_seconds_summary": "Errored Frame Seconds Summary",
+}
+
+
+def render_port(view: dict[str, Any]) -> str:
+    """The full view of one port."""
+    peer = view["peer"]
+    lm = view["link_monitoring"]
+    action = lm["local_sf_action"]
+    peer_actions = lm["peer_actions"]
+    lines = [
+        RULE,
+        f"Ethernet OAM (802.3ah) {view['name']}",
+        RULE,
+        _field("Admin State", view["admin_state"]),
+        _field("Oper State", view["oper_status"]),
+        _field("Discovery State", view["discovery_state"]),
+        _field("Mode", view["mode"]),
+        _field("Pdu Size", view["max_pdu_size"]),
+        _field("Config Revision", view["config_revision"]),
+        _field("Function Support", _join(view["functions_supported"])),
+        _field("Transmit Interval", f"{view['transmit_interval'] * 1000:g} ms"),
+        _field("Multiplier", view["multiplier"]),
+        _field("Vendor OUI", view["vendor_oui"]),
+        _field("Vendor Info", f"0x{view['vendor_info']:08x}"),
+        _field("Local Flags", _join(view["local_flags"])),
+    ]
+    if peer is None:
+        lines.append(_field("Peer", "none"))
+    else:
+        lines += [
+            _field("Peer Mac Address", peer["mac_address"]),
+            _field("Peer Vendor OUI", peer["vendor_oui"]),
+            _field("Peer Vendor Info", f"0x{peer['vendor_info']:08x}"),
+            _field("Peer Mode", peer["mode"]),
+            _field("Peer Pdu Size", peer["max_pdu_size"]),
+            _field("Peer Cfg Revision", peer["config_revision"]),
+            _field("Peer Support", _join(peer["functions_supported"])),
+            _field("Peer Flags", _join(peer["flags"])),
+        ]
+    lines += [
+        _field("Loopback State", view["loopback"]["status"]),
+        _field("Loopback Ignore Rx", view["loopback"]["ignore_rx"]),
+        _field("Link Monitoring", _on(lm["enabled"])),
+        "Peer RDI Rx",
+        _field("  Critical Event", peer_actions["critical_event"]),
+        _field("  Dying Gasp", peer_actions["dying_gasp"]),
+        _field("  Link Fault", peer_actions["link_fault"]),
+        _field("  Event Notify", peer_actions["event_notification"]),
+        "Local SF Action",
+        _field("  Event Burst", action["event_burst"]),
+        _field("  Port Action", action["port_action"]),
+        _field("  Dying Gasp", _on(action["dying_gasp"])),
+        _field("  Critical Event", _on(action["critical_event"])),
+    ]
+    monitors = lm["monitors"]
+    blocks = {name: _monitor_block(MONITOR_TITLES[name], name, monitors[name]) for name in MONITOR_TITLES}
+    lines += _side_by_side(blocks["errored_frame"], blocks["errored_frame_period"])
+    lines += _side_by_side(blocks["errored_symbol_period"], blocks["errored_frame_seconds_summary"])
+    service = "out of service" if view["out_of_service"] else "in service"
+    reasons = f" ({_join(view['out_of_service_reasons'])})" if view["out_of_service"] else ""
+    lines += [
+        _field("Port", service + reasons),
+        _field("Active Events", view["active_events"]),
+        RULE,
+        render_statistics(view).rstrip("\n"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render_statistics(view: dict[str, Any]) -> str:
+    """The RFC 4878 counters as an Input/Output table, then the drops."""
+    stats = view["statistics"]
+    rows = [
+        ("Information", "Information"),
+        ("Loopback Control", "LoopbackControl"),
+        ("Unique Event Notify", "UniqueEventNotification"),
+        ("Duplicate Event Notify", "DuplicateEventNotification"),
+        ("Variable Request", "VariableRequest"),
+        ("Variable Response", "VariableResponse"),
+        ("Organization Specific", "OrgSpecific"),
+        ("Unsupported Codes", "UnsupportedCodes"),
+    ]
+    lines = [
+        f"Ethernet OAM Statistics {view['name']}",
+        THIN,
+        f"{'':<40}{'Input':>19}{'Output':>20}",
+        *(f"{label:<40}{stats[f'dot3Oam{key}Rx']:>19}{stats[f'dot3Oam{key}Tx']:>20}" for label, key in rows),
+        f"{'Frames Lost':<40}{'':>19}{stats['dot3OamFramesLostDueToOam']:>20}",
+    ]
+    drops = view.get("drops") or {}
+    if drops:
+        lines.append("Frames dropped: " + ", ".join(f"{reason} {count}" for reason, count in drops.items()))
+    return "\n".join(lines) + "\n"
+
+
+def render_event_log(view: dict[str, Any]) -> str:
+    """The 12 slots of the event log."""
+    lines = [
+        f"Ethernet OAM Event Log {view['name']}",
+        THIN,
+        f"{'Slot':<5}{'Time':<20}{'Loc':<7}{'Type':<25}{'Sev':<4}{'Value':>8}{'Thresh':>8}{'Window':>12}"
+        f"{'Total':>8}{'Events':>7}  Port  State",
+    ]
+    entries = {entry["slot"]: entry for entry in view["event_log"]}
+    for slot in range(1, 13):
+        entry = entries.get(slot)
+        if entry is None:
+            lines.append(f"{slot:<5}-")
+            continue
+        lines.append(
+            f"{slot:<5}{_wall(entry['wall_time']):<20}{entry['location']:<7}{entry['type']:<25}"
+            f"{entry['severity']:<4}{_opt(entry['value']):>8}{_opt(entry['threshold']):>8}{_opt(entry['window']):>12}"
+            f"{entry['running_total']:>8}{entry['event_total']:>7}  {'yes' if entry['port_affecting'] else 'no':<4}  "
+            f"{'active' if entry['active'] else 'cleared'}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _opt(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def render_summary(views: list[dict[str, Any]]) -> str:
+    """One line per port."""
+    lines = [f"{'Port':<16}{'Oper State':<28}{'Mode':<9}{'Peer MAC':<19}{'Flags (local/peer)':<26}{'Service':<9}Events"]
+    for view in views:
+        flags = "/".join(
+            ",".join(f for f in view[key] if f in ("link_fault", "dying_gasp", "critical_event")) or "-"
+            for key in ("local_flags", "peer_flags")
+        )
+        lines.append(
+            f"{view['name']:<16}{view['oper_status']:<28}{view['mode']:<9}{view['peer_mac'] or '-':<19}"
+            f"{flags:<26}{'out' if view['out_of_service'] else 'in':<9}{view['active_events']}"
+        )
+    return "\n".join(lines) + "\n"
