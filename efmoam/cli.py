@@ -97,5 +97,27 @@ def decode(capture: str, json_output: bool) -> None:
     sys.exit(status)
 
 
+@main.group()
+def config() -> None:
+    """Work with configuration files."""
+
+
+@config.command("check")
+@click.argument("file", type=click.Path(allow_dash=True))
+def config_check(file: str) -> None:
+    """Check a configuration file without a daemon.
+
+    FILE is a YAML configuration file ("-": standard input).  A valid file prints one
+    line, "FILE: ok, N port rules".  Each problem is printed on standard error as
+    file:line:column: path.to.key: message, every problem in the file, not just the
+    first.  Exit status: 0 valid, 1 invalid, 2 if FILE cannot be read.
+    """
+    from efmoam.config.check import run_check  # noqa: PLC0415 - imports the core (and scapy)
+
+    with exit_quietly_on_broken_pipe():
+        status = run_check(file, sys.stdout, sys.stderr, stdin=sys.stdin.buffer)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
     main()

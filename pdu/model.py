@@ -66,6 +66,20 @@ class InfoTlv:
         """True if both carry the same information whatever their type (Local/Remote)."""
         return attrs.evolve(other, type=self.type) == self
 
+    def same_configuration(self, other: InfoTlv) -> bool:
+        """True if both advertise the same configuration: all but the revision and State field."""
+        return (
+            attrs.evolve(
+                other,
+                type=self.type,
+                revision=self.revision,
+                mux_action=self.mux_action,
+                parser_action=self.parser_action,
+                state_reserved=self.state_reserved,
+            )
+            == self
+        )
+
 
 @attrs.frozen(cache_hash=True)
 class LinkEventTlv:

@@ -9,26 +9,31 @@ PDU_PERIOD = 1.0  #: seconds (pdu_timer)
 
 
 class TxBudget:
-    """A sliding window: a frame may go out when fewer than `limit` went in the last period.
+    """When the next OAMPDU may go out.
 
-    Sliding rather than reset every second, so that no window of one second, wherever
-    it starts, holds more than `limit` frames.
+    Two rules: frames are at least period/limit apart (0.1 s: the budget is spent
+    evenly, so a burst of changes cannot leave a gap in the keep-alives longer than the
+    transmit interval), and a sliding window holds at most `limit` frames in any period
+    wherever it starts.
     """
 
     def __init__(self, limit: int = PDU_LIMIT, period: float = PDU_PERIOD) -> None:
         self._sent: deque[float] = deque(maxlen=limit)
         self._limit = limit
         self._period = period
+        self._spacing = period / limit
+        self._free = float("-inf")  # the earliest time the next frame may go out
 
     def next_free(self, now: float) -> float:
         """The earliest time at or after `now` when a frame may go out."""
-        if len(self._sent) < self._limit:
-            return now
-        free = self._sent[0] + self._period
-        return free if free > now else now
+        return self._free if self._free > now else now
 
     def available(self, now: float) -> bool:
-        return len(self._sent) < self._limit or self._sent[0] + self._period <= now
+        return self._free <= now
 
     def spend(self, now: float) -> None:
         self._sent.append(now)
+        free = now + self._spacing
+        if len(self._sent) == self._limit:
+            free = max(free, self._sent[0] + self._period)
+        self._free = free

@@ -60,6 +60,7 @@ from efmoam.core.stats import OamStatistics
 from pdu import (
     Code,
     DecodeError,
+    EncodeError,
     EventNotification,
     Flag,
     Information,
@@ -141,6 +142,8 @@ class OamPort:
         self._info_stale = True  # something the Information OAMPDU carries may have changed
         self._info_due = now  # when the next Information OAMPDU is due
         self._tx_sequence = 0
+        self._last_sent_info = False  # whether the last OAMPDU sent was an Information
+        self._info_urgent = False  # the Information to send carries a change
         # what we know of the peer
         self.peer_mac: str | None = None
         self.peer_flags: Flag = _NO_FLAGS
@@ -303,20 +306,24 @@ class OamPort:
             self.stats.information_rx += 1
             self._lost_link_at = now + self._lost_link_time
             return
-        if not self._accept_source(pdu):
-            return
-        if not self.settings.enabled:
+        if pdu.src == self.mac:
+            self._drop("loop", "our own OAMPDU came back")
+        elif not self.settings.enabled:
             self._drop("disabled")
-            return
-        if not self._link_ok:
+        elif not self._link_ok:
             self._drop("link_down")
-            return
-        self._lost_link_at = now + self._lost_link_time
-        if isinstance(pdu, Information):
+        elif self.peer_mac is not None and pdu.src != self.peer_mac:
+            self._drop("second_peer", f"{pdu.src} while the peer is {self.peer_mac}")
+        elif isinstance(pdu, Information):
+            self.peer_mac = pdu.src  # the first Information heard after FAULT names the peer
+            self._lost_link_at = now + self._lost_link_time
             self._receive_information(pdu, now)
-        elif self.local_pdu is not LocalPdu.ANY:
+        elif self.peer_mac is None or self.local_pdu is not LocalPdu.ANY:
+            if self.peer_mac is not None:
+                self._lost_link_at = now + self._lost_link_time
             self._drop("not_in_send_any", f"code {pdu.code:#04x} in {self.state.value}")
         else:
+            self._lost_link_at = now + self._lost_link_time
             self._receive_other(pdu, now)
         self._service(now)
 
@@ -342,12 +349,16 @@ class OamPort:
             return None
         if not self._peer_tlv.oam_config & OamConfig.LINK_EVENTS:
             return None
-        sequence = self._tx_sequence
-        self._tx_sequence = (sequence + 1) & 0xFFFF
         # a duplicate must not follow a newer notification: drop pending older copies
         self._queue = deque(q for q in self._queue if q.counter != "duplicate_event_notification_tx")
+        sequence = self._tx_sequence
         pdu = EventNotification(self.mac, 0, sequence, tlvs)
-        self._enqueue(pdu, "unique_event_notification_tx")
+        try:
+            if not self._enqueue(pdu, "unique_event_notification_tx"):
+                return None
+        except LocalProtocolError:
+            return None
+        self._tx_sequence = (sequence + 1) & 0xFFFF
         for _ in range(burst - 1):
             self._enqueue(pdu, "duplicate_event_notification_tx")
         self._service(now)
@@ -400,17 +411,6 @@ class OamPort:
         self.drops[reason] = self.drops.get(reason, 0) + 1
         self._outputs.append(FrameDropped(reason, detail))
 
-    def _accept_source(self, pdu: Oampdu) -> bool:
-        if pdu.src == self.mac:
-            self._drop("loop", "our own OAMPDU came back")
-            return False
-        if self.peer_mac is None:
-            self.peer_mac = pdu.src
-        elif pdu.src != self.peer_mac:
-            self._drop("second_peer", f"{pdu.src} while the peer is {self.peer_mac}")
-            return False
-        return True
-
     def _receive_information(self, pdu: Information, now: float) -> None:
         self.stats.information_rx += 1
         self._last_info = pdu
@@ -451,6 +451,8 @@ class OamPort:
                 self._drop("not_permitted", "variable request from a passive peer")
             elif self.settings.variable_retrieval:
                 self._answer_variables(pdu)
+            else:
+                self._drop("variable_retrieval_disabled", "variable request not answered")
         elif isinstance(pdu, VariableResponse):
             self.stats.variable_response_rx += 1
             self._outputs.append(VariablesReceived(pdu.containers))
@@ -519,8 +521,8 @@ class OamPort:
         if self.loopback is LoopbackStatus.INITIATING_LOOPBACK and looping:
             self._loopback_deadline = None
             self._set_loopback(LoopbackStatus.REMOTE_LOOPBACK, ParserAction.DISCARD, MuxAction.FORWARD, "peer")
-        elif self.loopback is LoopbackStatus.TERMINATING_LOOPBACK and not looping:
-            self._end_loopback("peer")
+        elif self.loopback in (LoopbackStatus.TERMINATING_LOOPBACK, LoopbackStatus.REMOTE_LOOPBACK) and not looping:
+            self._end_loopback("peer")  # asked to stop, or the peer stopped by itself
 
     def _end_loopback(self, cause: str) -> None:
         self._loopback_deadline = None
@@ -540,7 +542,7 @@ class OamPort:
         self._remote_stable = (
             self.peer_flags & (Flag.LOCAL_STABLE | Flag.LOCAL_EVALUATING) == Flag.LOCAL_STABLE
             and peer_remote is not None
-            and peer_remote.same_information(self._current_local_tlv())
+            and peer_remote.same_configuration(self._current_local_tlv())
         )
         conditions = Conditions(
             begin=not self.settings.enabled,
@@ -558,6 +560,8 @@ class OamPort:
 
     def _set_state(self, state: DiscoveryState, now: float, cause: str) -> None:
         old, self.state = self.state, state
+        if old is S.SEND_ANY:
+            self._end_loopback("discovery")  # loopback lives in SEND_ANY only
         self._changed()
         self._outputs.append(DiscoveryChanged(old, state, self.oper_status, cause))
         self._info_due = now
@@ -633,11 +637,21 @@ class OamPort:
         peer = self._peer_tlv.max_pdu_size if self._peer_tlv is not None else MIN_OAMPDU_SIZE
         return max(MIN_OAMPDU_SIZE, min(self.settings.max_pdu_size, peer))
 
-    def _enqueue(self, pdu: Oampdu, counter: str) -> None:
+    def _enqueue(self, pdu: Oampdu, counter: str) -> bool:
+        """Queue an OAMPDU for the budget; False (counted) when the queue is full.
+
+        It is encoded once here, so a PDU too large for the peer is refused at the call
+        (LocalProtocolError), never later in the event loop.
+        """
+        try:
+            encode(pdu, self._pdu_limit())
+        except EncodeError as exc:
+            raise LocalProtocolError(f"cannot send {type(pdu).__name__}: {exc}") from exc
         if len(self._queue) >= self.settings.tx_queue_limit:
             self.stats.frames_lost_due_to_oam += 1
-            return
+            return False
         self._queue.append(_Queued(pdu, counter))
+        return True
 
     def _information_output(self, now: float) -> Transmit:
         """The Information OAMPDU to send now, rebuilt only when its content changed."""
@@ -658,7 +672,8 @@ class OamPort:
                     tlvs.append(OrgSpecificTlv(*self.settings.org_specific_tlv))
             frame = encode(Information(self.mac, flags, tuple(tlvs)), self._pdu_limit())
             self._info_key, self._info_output = key, Transmit(frame, Code.INFORMATION)
-            self._info_due = now  # something we tell the peer changed: tell it at once
+            self._info_due = now  # something we tell the peer changed: tell it at once,
+            self._info_urgent = True  # before anything that waits
         return self._info_output
 
     def _service(self, now: float) -> None:
@@ -672,19 +687,33 @@ class OamPort:
         info = self._information_output(now)
         budget = self._budget
         while budget.available(now):
-            if self._info_due <= now:
+            waiting = bool(self._queue) and mode is LocalPdu.ANY
+            # a changed Information goes first; a keep-alive never passes a waiting OAMPDU twice
+            if self._info_due <= now and (self._info_urgent or not (waiting and self._last_sent_info)):
                 budget.spend(now)
                 self._outputs.append(info)
                 self.stats.information_tx += 1
                 self._info_due = now + self.settings.transmit_interval
-            elif self._queue and mode is LocalPdu.ANY:
-                queued = self._queue.popleft()
-                pdu = attrs.evolve(queued.pdu, flags=self.local_flags)
-                budget.spend(now)
-                self._outputs.append(Transmit(encode(pdu, self._pdu_limit()), pdu.code))
-                setattr(self.stats, queued.counter, getattr(self.stats, queued.counter) + 1)
+                self._last_sent_info = True
+                self._info_urgent = False
+            elif waiting:
+                self._send_queued(now)
+                self._last_sent_info = False
             else:
                 break
+
+    def _send_queued(self, now: float) -> None:
+        queued = self._queue.popleft()
+        pdu = attrs.evolve(queued.pdu, flags=self.local_flags)
+        try:
+            frame = encode(pdu, self._pdu_limit())
+        except EncodeError as exc:  # the peer's limit shrank since it was queued
+            self.stats.frames_lost_due_to_oam += 1
+            self._outputs.append(FrameDropped("too_large_for_peer", str(exc)))
+            return
+        self._budget.spend(now)
+        self._outputs.append(Transmit(frame, pdu.code))
+        setattr(self.stats, queued.counter, getattr(self.stats, queued.counter) + 1)
 
 
 _OPER_STATUS = {

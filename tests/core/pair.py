@@ -111,9 +111,10 @@ class PortPair:
         """Advance the clock to `end`, processing every event on the way in time order."""
         while True:
             deadlines = [d for d in (p.next_deadline() for p in self.ports.values()) if d is not None]
-            next_time = min(deadlines + ([self._in_flight[0][0]] if self._in_flight else []), default=end)
-            if next_time > end:
+            pending = deadlines + ([self._in_flight[0][0]] if self._in_flight else [])
+            if not pending or min(pending) > end:
                 break
+            next_time = min(pending)
             self.now = max(self.now, next_time)
             while self._in_flight and self._in_flight[0][0] <= self.now:
                 _, _, receiver, frame = heapq.heappop(self._in_flight)
