@@ -119,5 +119,125 @@ def config_check(file: str) -> None:
     sys.exit(status)
 
 
+# -- the daemon and its control socket ------------------------------------------------
+
+DEFAULT_SOCKET = "/run/efmoam/efmoam.sock"
+
+socket_option = click.option(
+    "--socket",
+    "socket_path",
+    envvar="EFMOAM_SOCKET",
+    default=DEFAULT_SOCKET,
+    show_default=True,
+    help="The daemon's control socket (also $EFMOAM_SOCKET).",
+)
+format_option = click.option(
+    "-f", "--format", "fmt", type=click.Choice(["plain", "json"]), default="plain", show_default=True,
+    help="plain text for people, json for programs (the same data).",
+)  # fmt: skip
+
+
+def _ask(socket_path: str, op: str, args: dict[str, object], fmt: str = "plain") -> object:
+    """One control request; on failure the message (or a JSON error) and exit status 1."""
+    from efmoam.daemon.control import ControlError, request  # noqa: PLC0415 - stdlib only
+
+    try:
+        return request(socket_path, op, args)
+    except ControlError as exc:
+        if fmt == "json":
+            import json  # noqa: PLC0415
+
+            click.echo(json.dumps({"error": {"code": exc.code, "message": exc.message}}))
+        else:
+            click.echo(f"efmoam: {exc.message}", err=True)
+        sys.exit(1)
+
+
+@main.command()
+@click.option(
+    "-c", "--config", "config_path", envvar="EFMOAM_CONFIG", type=click.Path(dir_okay=False),
+    help="Configuration file (also $EFMOAM_CONFIG); without one, the embedded default.",
+)  # fmt: skip
+def daemon(config_path: str | None) -> None:
+    """Run the OAM daemon in the foreground on every configured port.
+
+    SIGHUP reloads the configuration (an invalid one is refused and the running one
+    stays); SIGTERM sends a Dying Gasp and stops.  Logs go to standard error.
+    """
+    from efmoam.daemon.main import run_daemon  # noqa: PLC0415 - the whole engine
+
+    sys.exit(run_daemon(config_path))
+
+
+@main.group()
+def show() -> None:
+    """Show what the daemon knows."""
+
+
+@show.command("port")
+@click.argument("port", required=False)
+@click.argument("what", required=False, type=click.Choice(["event-log", "statistics"]))
+@format_option
+@socket_option
+def show_port(port: str | None, what: str | None, fmt: str, socket_path: str) -> None:
+    """One line per port, or everything about PORT (its event-log or statistics only)."""
+    import json  # noqa: PLC0415
+
+    from efmoam import render  # noqa: PLC0415 - standard library only
+
+    if port is None:
+        result = _ask(socket_path, "show_ports", {}, fmt)
+        assert isinstance(result, dict)
+        text = render.render_summary(result["ports"])
+    else:
+        result = _ask(socket_path, "show_port", {"port": port}, fmt)
+        assert isinstance(result, dict)
+        if what == "event-log":
+            result = {"schema": result["schema"], "name": result["name"], "event_log": result["event_log"]}
+            text = render.render_event_log(result)
+        elif what == "statistics":
+            result = {k: result[k] for k in ("schema", "name", "statistics", "drops")}
+            text = render.render_statistics(result)
+        else:
+            text = render.render_port(result)
+    with exit_quietly_on_broken_pipe():
+        click.echo(json.dumps(result, indent=2) if fmt == "json" else text, nl=fmt == "json")
+
+
+@main.group()
+def clear() -> None:
+    """Clear events or statistics on the daemon's ports."""
+
+
+@clear.command("port")
+@click.argument("port")
+@click.argument("what", type=click.Choice(["events", "statistics"]))
+@click.argument("location", required=False, type=click.Choice(["local", "remote"]))
+@socket_option
+def clear_port(port: str, what: str, location: str | None, socket_path: str) -> None:
+    """Clear PORT's active events (local, remote, or both when omitted) or its statistics.
+
+    Clearing events ends every active event of that location, returns the port to
+    service when nothing else holds it out, and clears the Information flags local
+    events had set; the event log keeps the entries, marked cleared.  Clearing
+    statistics sets the RFC 4878 counters and the drop counters back to zero.
+    """
+    if what == "statistics" and location is not None:
+        raise click.UsageError("statistics take no location")
+    op = "clear_events" if what == "events" else "clear_statistics"
+    _ask(socket_path, op, {"port": port, "location": location})
+    click.echo(f"{port}: {what} cleared" + (f" ({location})" if location else ""))
+
+
+@main.command()
+@click.argument("port")
+@click.argument("action", type=click.Choice(["start", "stop"]))
+@socket_option
+def loopback(port: str, action: str, socket_path: str) -> None:
+    """Start or stop OAM remote loopback of the peer on PORT (Active mode, SEND_ANY)."""
+    result = _ask(socket_path, "loopback", {"port": port, "enable": action == "start"})
+    click.echo(f"{port}: loopback {result['loopback'] if isinstance(result, dict) else result}")
+
+
 if __name__ == "__main__":
     main()

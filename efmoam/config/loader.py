@@ -180,11 +180,16 @@ def _scalar(node: Node, tags: tuple[str, ...], what: str, hint: bool = False) ->
     return _construct(node)
 
 
+def _number_text(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
 def _range(value: float, low: float | None, high: float | None) -> None:
+    low_text, high_text, text = (_number_text(number) for number in (low or 0, high or 0, value))
     if low is not None and high is not None and not low <= value <= high:
-        raise _Invalid(f"must be between {low:g} and {high:g}, not {value:g}")
+        raise _Invalid(f"must be between {low_text} and {high_text}, not {text}")
     if low is not None and value < low:
-        raise _Invalid(f"must be at least {low:g}, not {value:g}")
+        raise _Invalid(f"must be at least {low_text}, not {text}")
 
 
 def _bool(node: Node) -> bool:
@@ -438,12 +443,21 @@ _HINTS = {
 # -- the walk -----------------------------------------------------------------------------
 
 
+#: the value of a leaf whose problem is reported already: it is left out of what is built,
+#: and no check that needs it runs (no "missing" for a value that was given but wrong)
+BROKEN: Any = object()
+
+
 @attrs.frozen
 class _Leaf:
     value: Any
     node: Node
     path: str
     origin: int  #: 0 from defaults, 1 from a port rule: a port rule is the more specific
+
+    @property
+    def broken(self) -> bool:
+        return self.value is BROKEN
 
 
 _Tree: TypeAlias = "dict[str, _Leaf | _Tree]"
@@ -534,31 +548,27 @@ class _Loader:
             if isinstance(field, Section) and field.build is None:
                 tree[key] = self.section(value_node, key_path, field, origin)
             elif isinstance(field, Section):
-                leaf = self.built(value_node, key_path, field, origin)
-                if leaf is not None:
-                    tree[key] = leaf
+                tree[key] = self.built(value_node, key_path, field, origin)
             else:
-                leaf = self.scalar(value_node, key_path, key, field, origin)
-                if leaf is not None:
-                    tree[key] = leaf
+                tree[key] = self.scalar(value_node, key_path, key, field, origin)
         return tree
 
-    def scalar(self, node: Node, path: str, key: str, spec: Scalar, origin: int) -> _Leaf | None:
+    def scalar(self, node: Node, path: str, key: str, spec: Scalar, origin: int) -> _Leaf:
         try:
             value = spec.convert(node)
         except _Invalid as exc:
             for where, sub_path, message in exc.problems:
                 self.report(where or node, path + sub_path, message)
-            return None
+            return _Leaf(BROKEN, node, path, origin)
         if spec.check is not None:
             try:
                 spec.check(value)
             except (ValueError, TypeError) as exc:
                 self.report(node, path, _strip_name(str(exc), key))
-                return None
+                return _Leaf(BROKEN, node, path, origin)
         return _Leaf(value, node, path, origin)
 
-    def built(self, node: Node, path: str, spec: Section, origin: int) -> _Leaf | None:
+    def built(self, node: Node, path: str, spec: Section, origin: int) -> _Leaf:
         """A section that is one value (org_specific_tlv): null, or all of its fields."""
         assert spec.build is not None
         if isinstance(node, ScalarNode) and node.tag == NULL:
@@ -570,7 +580,7 @@ class _Loader:
                 if key not in _keys(node):
                     self.report(node, _join(path, key), "missing")
         if len(self.problems) > before:
-            return None
+            return _Leaf(BROKEN, node, path, origin)
         return _Leaf(spec.build(_values(tree)), node, path, origin)
 
     # -- building ---------------------------------------------------------------------
@@ -588,7 +598,8 @@ class _Loader:
             monitor_tree = _sub(link_monitoring, key)
             monitor = MonitorSettings(**_values(monitor_tree))
             try:
-                monitor.check(kind)
+                if not any(_broken(monitor_tree, name) for name in monitor_tree):
+                    monitor.check(kind)
             except ValueError as exc:
                 self.blame(exc, where, path, monitor_tree, "sd_threshold", "sf_threshold", "window")
                 monitor = MonitorSettings()
@@ -608,18 +619,21 @@ class _Loader:
         except (ValueError, TypeError) as exc:  # a rule the core checks across fields
             self.report(where, path, str(exc))
         values = {key: value for key, value in _values(tree).items() if key in _PROFILE_KEYS}
-        profile = None
+        missing = False
         for group in _PROFILE_GROUPS:  # each group alone first, so that each problem is reported
             try:
                 PortProfile(**{key: value for key, value in values.items() if key in group})
             except MissingValue as exc:
-                self.report(where, _join(path, exc.name), exc.reason)
-        if len(self.problems) == before:
-            try:
-                profile = PortProfile(settings, **values)
-            except (ValueError, TypeError) as exc:
-                self.report(where, path, str(exc))
-        return None if len(self.problems) > before else profile
+                missing = True
+                if not _broken(tree, exc.name):
+                    self.report(where, _join(path, exc.name), exc.reason)
+        if missing or len(self.problems) > before:
+            return None
+        try:
+            return PortProfile(settings, **values)
+        except (ValueError, TypeError) as exc:
+            self.report(where, path, str(exc))
+            return None
 
     def blame(self, exc: Exception, where: Node, path: str, tree: _Tree, *keys: str) -> None:
         """Report a problem of several values at the most specific one (a port rule's before the defaults')."""
@@ -675,17 +689,11 @@ class _Loader:
                 self.report(
                     item, _join(path, "match"), "missing: a port rule needs match (an interface name or pattern)"
                 )
-            match = tree.pop("match", None)
-            physical_only = tree.pop("physical_only", None)
-            rules.append(
-                _Rule(
-                    _value(match) if match is not None else None,
-                    _value(physical_only) if physical_only is not None else None,
-                    tree,
-                    item,
-                    path,
-                )
-            )
+            match = _values(tree).get("match")
+            physical_only = _values(tree).get("physical_only")
+            tree.pop("match", None)
+            tree.pop("physical_only", None)
+            rules.append(_Rule(match, physical_only, tree, item, path))
         return rules
 
     def compose(self, text: str) -> Node | None:
@@ -707,19 +715,20 @@ class _Loader:
             message = f"character #x{exc.character:04x} is not allowed in YAML ({exc.reason})"
             self.problems.append(Problem(self.filename, line, column, "", message))
             return None
-        if root is None:
+        if root is None or (isinstance(root, ScalarNode) and root.tag == NULL):  # nothing, or only "---"
             self.problems.append(Problem(self.filename, 1, 1, "", "empty configuration"))
+            return None
         return root
 
 
-def _value(leaf: _Leaf | _Tree) -> Any:
-    assert isinstance(leaf, _Leaf)
-    return leaf.value
-
-
 def _values(tree: _Tree) -> dict[str, Any]:
-    """The values of a tree's own keys (not of its sections)."""
-    return {key: leaf.value for key, leaf in tree.items() if isinstance(leaf, _Leaf)}
+    """The values of a tree's own keys (not of its sections), leaving out broken ones."""
+    return {key: leaf.value for key, leaf in tree.items() if isinstance(leaf, _Leaf) and not leaf.broken}
+
+
+def _broken(tree: _Tree, key: str) -> bool:
+    leaf = tree.get(key)
+    return isinstance(leaf, _Leaf) and leaf.broken
 
 
 def _sub(tree: _Tree, key: str) -> _Tree:

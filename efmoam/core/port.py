@@ -269,6 +269,11 @@ class OamPort:
         self._service(now)
 
     @property
+    def link_up(self) -> bool:
+        """The link status last given with `set_link`."""
+        return self._link_ok
+
+    @property
     def out_of_service(self) -> bool:
         """True while an active event holds the port out of service."""
         return self.link_monitoring.out_of_service

@@ -17,6 +17,7 @@ follows RTMGRP_LINK notifications for a selector.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import socket
@@ -216,10 +217,8 @@ class NetlinkSocket:
             if rcvbuf:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
             for option in (NETLINK_CAP_ACK, NETLINK_EXT_ACK):
-                try:
+                with contextlib.suppress(OSError):  # older kernels: plain errors
                     sock.setsockopt(SOL_NETLINK, option, 1)
-                except OSError:  # older kernels: plain errors
-                    pass
             sock.bind((0, groups))
             sock.settimeout(timeout)
         except BaseException:
@@ -368,7 +367,7 @@ def parse_stats64(payload: bytes | None) -> dict[str, int] | None:
         return None
     count = min(len(payload) // 8, len(STATS64_FIELDS))
     values = struct.unpack_from(f"={count}Q", payload)
-    return dict(zip(STATS64_FIELDS, values, strict=True))
+    return dict(zip(STATS64_FIELDS[:count], values, strict=True))
 
 
 def _ifinfomsg(index: int = 0) -> bytes:
@@ -504,6 +503,7 @@ class LinkMonitor:
 
     def __init__(self, *, rcvbuf: int = 1 << 20) -> None:
         self._events = NetlinkSocket(NETLINK_ROUTE, RTMGRP_LINK, timeout=0.0, rcvbuf=rcvbuf)
+        self.resyncs = 0  #: times the kernel dropped notifications and the links were dumped again
         try:
             self._client = RtnlClient()
             self._links = {link.ifindex: link for link in self._client.dump_links()}  # after subscribing
@@ -542,6 +542,7 @@ class LinkMonitor:
             except OSError as exc:
                 if exc.errno != errno.ENOBUFS:
                     raise
+                self.resyncs += 1
                 events += self.resync()
                 continue
             for message in messages:
@@ -549,7 +550,11 @@ class LinkMonitor:
         return events
 
     def resync(self) -> list[LinkEvent]:
-        """Dump the links again and report what differs from the table."""
+        """Dump the links again and report what differs from the table.
+
+        Notifications already queued are dropped first: the dump is newer than they are.
+        """
+        self._discard_queued()
         current = {link.ifindex: link for link in self._client.dump_links()}
         events = [
             LinkEvent("removed", index, link.name, previous=link)
@@ -560,6 +565,16 @@ class LinkMonitor:
             events += self._update(link)
         self._links = current
         return events
+
+    def _discard_queued(self, limit: int = 4096) -> None:
+        for _ in range(limit):
+            try:
+                self._events.receive()
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                if exc.errno != errno.ENOBUFS:
+                    raise
 
     def _apply(self, message: Message) -> list[LinkEvent]:
         if message.type not in (RTM_NEWLINK, RTM_DELLINK):

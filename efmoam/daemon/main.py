@@ -1,0 +1,593 @@
+"""The daemon: one process, one selector loop, every configured port.
+
+The loop is the only place that reads the monotonic clock.  Each wake-up reads what is
+ready (OAMPDU sockets, link notifications, the control socket, signals), runs what is
+due (the ports' deadlines, the counter poll), and carries out what the ports asked for:
+frames to send, port actions, log lines, saved state.
+
+Failure policy: bad frames are counted and logged with a rate limit; a port action
+that fails is logged and retried every `ACTION_RETRY` seconds until it verifies; a bad
+configuration on reload is reported and the running one stays; a counter source that
+fails is logged once per error and the port keeps running without that sample.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import signal
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from efmoam.config import Config, ConfigError, PortProfile, load_config, load_default_config
+from efmoam.core import (
+    DiscoveryChanged,
+    FrameDropped,
+    LinkEventsReceived,
+    LocalProtocolError,
+    LoopbackChanged,
+    OamPort,
+    PeerChanged,
+    PeerFlagsChanged,
+    Transmit,
+)
+from efmoam.core.linkmon import Location
+from efmoam.core.linkmon.persist import restore, snapshot
+from efmoam.core.outputs import EventLogged, MonitorUnavailable, PortServiceChanged
+from efmoam.daemon.control import ControlError, ControlServer
+from efmoam.daemon.journal import Journal
+from efmoam.daemon.sdnotify import notify
+from efmoam.daemon.state import StateStore
+from efmoam.daemon.views import EVENT_LOG_TYPE_NAMES, port_view, summary_view
+from efmoam.linux.actions import ActionError, PortActionBackend, apply_loopback, make_backend, stale_block_tables
+from efmoam.linux.counters import BaseCounterSource, CounterError, open_counter_source
+from efmoam.linux.ethtool import EthtoolIoctl
+from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
+from efmoam.linux.packet import OamSocket
+from pdu import Flag, ParserAction
+
+ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
+RX_BATCH = 64  #: frames read from one socket per wake-up
+
+
+@attrs.define
+class PortRuntime:
+    """A managed interface: its engine, socket, counter source and action backend."""
+
+    name: str
+    ifindex: int
+    port: OamPort
+    sock: OamSocket
+    profile: PortProfile
+    counters: BaseCounterSource
+    actions: PortActionBackend
+    rx_tokens: float
+    rx_stamp: float
+    rx_rate_limited: int = 0
+    want_out_of_service: bool = False
+    action_applied: bool | None = None  #: what the backend last verified (None: not yet)
+    action_error: str | None = None
+    action_retry_at: float | None = None
+    counter_error: str | None = None
+
+
+class Daemon:
+    """Runs until SIGTERM/SIGINT; SIGHUP reloads the configuration."""
+
+    def __init__(
+        self,
+        config: Config,
+        config_path: str | None,
+        journal: Journal | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.config_path = config_path
+        self.journal = journal or Journal()
+        self._clock = clock
+        self.wall_clock_offset = time.time() - clock()
+        self.ports: dict[str, PortRuntime] = {}
+        self.state = StateStore(config.daemon.state_dir)
+        self._selector = selectors.DefaultSelector()
+        self._stop = False
+        self._reload = False
+        self._next_poll = 0.0
+        self._links: LinkMonitor | None = None
+        self._control: ControlServer | None = None
+
+    # -- the loop ----------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve until asked to stop; returns the process exit status."""
+        wake_r, wake_w = socket.socketpair()
+        wake_r.setblocking(False)
+        wake_w.setblocking(False)
+        old_wakeup = signal.set_wakeup_fd(wake_w.fileno())
+        handlers = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+        try:
+            self._start(wake_r)
+            while not self._stop:
+                now = self._clock()
+                timeout = self._next_wakeup(now)
+                for key, _ in self._selector.select(None if timeout is None else max(0.0, timeout - now)):
+                    key.data(self._clock())
+                now = self._clock()
+                if self._reload:
+                    self._reload = False
+                    self._do_reload(now)
+                self._run_due(now)
+            self._shutdown()
+        finally:
+            signal.set_wakeup_fd(old_wakeup)
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+            wake_r.close()
+            wake_w.close()
+        return 0
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        if signum == signal.SIGHUP:
+            self._reload = True
+        else:
+            self._stop = True
+
+    def _start(self, wake: socket.socket) -> None:
+        problem = self.state.load()
+        if problem:
+            self.journal.log("warning", problem)
+        self._selector.register(wake, selectors.EVENT_READ, lambda _now: _drain(wake))
+        self._links = LinkMonitor()
+        self._selector.register(self._links, selectors.EVENT_READ, self._on_link_events)
+        self._control = ControlServer(self.config.daemon.control_socket, self._handle)
+        self._selector.register(self._control.listener, selectors.EVENT_READ, self._on_control_accept)
+        now = self._clock()
+        for link in self._links.links.values():
+            self._consider(link, now)
+        self._reconcile_block_tables()
+        self._flush(now)
+        notify("READY=1", f"STATUS={self._status()}")
+        self.journal.log("notice", "started", ports=len(self.ports), control=self.config.daemon.control_socket)
+
+    def _next_wakeup(self, now: float) -> float | None:
+        deadlines = [self._next_poll] if self.ports else []
+        for runtime in self.ports.values():
+            deadline = runtime.port.next_deadline()
+            if deadline is not None:
+                deadlines.append(deadline)
+            if runtime.action_retry_at is not None:
+                deadlines.append(runtime.action_retry_at)
+        return min(deadlines, default=None)
+
+    def _run_due(self, now: float) -> None:
+        if now >= self._next_poll:
+            self._poll_counters(now)
+            self._next_poll = now + self.config.daemon.counter_interval
+        for runtime in self.ports.values():
+            deadline = runtime.port.next_deadline()
+            if deadline is not None and deadline <= now:
+                runtime.port.handle_timer(now=now)
+            if runtime.action_retry_at is not None and runtime.action_retry_at <= now:
+                self._apply_action(runtime, now)
+        self._flush(now)
+
+    # -- ports -------------------------------------------------------------------------
+
+    def _consider(self, link: Link, now: float) -> None:
+        """Manage `link` if the configuration says so and it is Ethernet."""
+        if link.name in self.ports or not link.is_ethernet or link.mac is None:
+            return
+        profile = self.config.profile_for(link.name, physical=link.kind is None)
+        if profile is None:
+            return
+        try:
+            self._add_port(link, profile, now)
+        except (OSError, CounterError, ValueError) as exc:
+            self.journal.log("error", "cannot manage port", port=link.name, error=exc)
+
+    def _add_port(self, link: Link, profile: PortProfile, now: float) -> None:
+        sock = OamSocket(link.name)
+        try:
+            counters = open_counter_source(profile.counter_source.value, counter_file=_path(profile.counter_file))
+        except BaseException:
+            sock.close()
+            raise
+        port = OamPort(
+            profile.settings, link.mac or sock.mac(), now=now, link_up=link.carrier,
+            wall_clock_offset=self.wall_clock_offset,
+        )  # fmt: skip
+        runtime = PortRuntime(
+            name=link.name,
+            ifindex=link.ifindex,
+            port=port,
+            sock=sock,
+            profile=profile,
+            counters=counters,
+            actions=make_backend(profile.action_backend.value, command=profile.action_command),
+            rx_tokens=float(self.config.daemon.rx_rate_limit),
+            rx_stamp=now,
+        )
+        saved = self.state.ports.get(link.name)
+        if saved is not None:
+            try:
+                restore(port.link_monitoring, saved)
+            except (ValueError, KeyError, TypeError) as exc:
+                self.journal.log("warning", "saved state not restored", port=link.name, error=exc)
+        port.link_monitoring.set_speed(_link_speed(link.name))
+        self.ports[link.name] = runtime
+        self._selector.register(sock, selectors.EVENT_READ, lambda t, r=runtime: self._on_frames(r, t))
+        self.journal.log(
+            "info", "port added", port=link.name, mac=port.mac, counters=counters.name,
+            provides=",".join(sorted(counters.provides(link.name))) or "none", action=runtime.actions.name,
+        )  # fmt: skip
+
+    def _remove_port(self, name: str, why: str) -> None:
+        runtime = self.ports.pop(name, None)
+        if runtime is None:
+            return
+        self._selector.unregister(runtime.sock)
+        runtime.sock.close()
+        with contextlib.suppress(Exception):
+            runtime.counters.close()
+        self._save_port(runtime)
+        self.journal.log("info", "port removed", port=name, reason=why)
+
+    def _on_link_events(self, now: float) -> None:
+        assert self._links is not None
+        for event in self._links.read_events():
+            self._link_event(event, now)
+        self._flush(now)
+
+    def _link_event(self, event: LinkEvent, now: float) -> None:
+        if event.kind == "removed":
+            self._remove_port(event.name, "removed")
+            return
+        link = event.link
+        assert link is not None
+        previous = event.previous
+        if previous is not None and previous.name != link.name:
+            self._remove_port(previous.name, f"renamed to {link.name}")
+        runtime = self.ports.get(link.name)
+        if runtime is None:
+            self._consider(link, now)
+        elif runtime.port.link_up != link.carrier:
+            runtime.port.set_link(link.carrier, now=now, speed_mbps=_link_speed(link.name))
+
+    # -- frames ------------------------------------------------------------------------
+
+    def _on_frames(self, runtime: PortRuntime, now: float) -> None:
+        """Read waiting OAMPDUs; the per-port rate limit applies before decoding."""
+        limit = float(self.config.daemon.rx_rate_limit)
+        runtime.rx_tokens = min(limit, runtime.rx_tokens + (now - runtime.rx_stamp) * limit)
+        runtime.rx_stamp = now
+        frames = runtime.sock.receive(RX_BATCH)
+        for frame in frames:
+            if runtime.rx_tokens < 1.0:
+                runtime.rx_rate_limited += 1
+                self.journal.limited(now, runtime.name, "rate_limited", "receive rate limit reached")
+                continue
+            runtime.rx_tokens -= 1.0
+            runtime.port.receive(frame, now=now)
+        self._flush_port(runtime, now)
+
+    def _flush(self, now: float) -> None:
+        for runtime in list(self.ports.values()):
+            self._flush_port(runtime, now)
+
+    def _flush_port(self, runtime: PortRuntime, now: float) -> None:
+        """Carry out what the port produced."""
+        save = False
+        for output in runtime.port.take_outputs():
+            if isinstance(output, Transmit):
+                runtime.sock.send(output.frame)
+            elif isinstance(output, FrameDropped):
+                self.journal.limited(now, runtime.name, output.reason, "frame dropped", detail=output.detail)
+            elif isinstance(output, EventLogged):
+                save = True
+                self._log_event(runtime.name, output)
+            elif isinstance(output, PortServiceChanged):
+                save = True
+                runtime.want_out_of_service = output.out_of_service
+                self._apply_action(runtime, now, output.reasons)
+            else:
+                self._log_output(runtime, output)
+        if save:
+            self._save_port(runtime)
+
+    def _log_output(self, runtime: PortRuntime, output: Any) -> None:
+        name = runtime.name
+        if isinstance(output, DiscoveryChanged):
+            self.journal.log(
+                "info", "discovery", port=name, state=output.new.value, oper_status=output.oper_status.name.lower(),
+                cause=output.cause,
+            )  # fmt: skip
+        elif isinstance(output, PeerChanged):
+            peer = output.peer
+            self.journal.log("info", "peer", port=name, mac=None if peer is None else peer.mac)
+        elif isinstance(output, PeerFlagsChanged):
+            self.journal.log("notice", "peer flags", port=name, flags=_flags(output.flags))
+        elif isinstance(output, LinkEventsReceived):
+            self.journal.log("info", "event notification", port=name, sequence=output.sequence)
+        elif isinstance(output, LoopbackChanged):
+            self.journal.log("notice", "loopback", port=name, status=output.status.name.lower(), cause=output.cause)
+            try:
+                apply_loopback(name, output.parser_action, output.mux_action)
+            except ActionError as exc:
+                self.journal.log("error", "loopback action failed", port=name, error=exc)
+        elif isinstance(output, MonitorUnavailable):
+            self.journal.log("warning", "monitor unavailable", port=name, monitor=output.monitor,
+                             missing=",".join(output.counters))  # fmt: skip
+
+    def _log_event(self, name: str, logged: EventLogged) -> None:
+        entry = logged.entry
+        self.journal.log(
+            "warning" if entry.active and entry.port_affecting else "notice",
+            "link event" if entry.active else "link event cleared",
+            port=name, location=entry.location.value, type=EVENT_LOG_TYPE_NAMES[entry.event_type],
+            severity=entry.severity.value, slot=logged.slot, value=_number(entry.value),
+            threshold=_number(entry.threshold), window=_number(entry.window), affects_port=entry.port_affecting,
+        )  # fmt: skip
+
+    # -- actions -----------------------------------------------------------------------
+
+    def _apply_action(self, runtime: PortRuntime, now: float, reasons: tuple[str, ...] = ()) -> None:
+        """Make the port's service state what the engine wants; retry later on failure."""
+        want = runtime.want_out_of_service
+        try:
+            if want:
+                runtime.actions.take_out_of_service(runtime.name, reasons or runtime.port.link_monitoring.holders())
+            else:
+                runtime.actions.return_to_service(runtime.name)
+        except ActionError as exc:
+            runtime.action_error = str(exc)
+            runtime.action_retry_at = now + ACTION_RETRY
+            self.journal.log("error", "port action failed", port=runtime.name, action=runtime.actions.name, error=exc)
+            return
+        runtime.action_applied, runtime.action_error, runtime.action_retry_at = want, None, None
+        self.journal.log(
+            "warning" if want else "notice", "port out of service" if want else "port back in service",
+            port=runtime.name, action=runtime.actions.name, reasons=",".join(reasons) or None,
+        )  # fmt: skip
+
+    def _reconcile_block_tables(self) -> None:
+        """Remove block tables a previous run left on ports that are not out of service now."""
+        try:
+            stale = stale_block_tables()
+        except ActionError as exc:
+            self.journal.log("warning", "cannot list nftables tables", error=exc)
+            return
+        for name in stale:
+            runtime = self.ports.get(name)
+            if runtime is not None and runtime.port.out_of_service:
+                continue
+            try:
+                make_backend("block").return_to_service(name)
+                self.journal.log("notice", "stale block removed", port=name)
+            except ActionError as exc:
+                self.journal.log("error", "stale block not removed", port=name, error=exc)
+
+    # -- counters ----------------------------------------------------------------------
+
+    def _poll_counters(self, now: float) -> None:
+        for runtime in self.ports.values():
+            try:
+                sample = runtime.counters.read(runtime.name)
+            except (CounterError, OSError) as exc:
+                if str(exc) != runtime.counter_error:
+                    runtime.counter_error = str(exc)
+                    self.journal.log("warning", "counters not read", port=runtime.name, error=exc)
+                continue
+            runtime.counter_error = None
+            runtime.port.on_counters(sample, now=now)
+
+    # -- state -------------------------------------------------------------------------
+
+    def _save_port(self, runtime: PortRuntime) -> None:
+        self.state.ports[runtime.name] = snapshot(runtime.port.link_monitoring)
+        try:
+            self.state.save()
+        except OSError as exc:
+            self.journal.log("error", "state not saved", path=self.state.path, error=exc)
+
+    # -- control -----------------------------------------------------------------------
+
+    def _on_control_accept(self, _now: float) -> None:
+        assert self._control is not None
+        conn = self._control.accept()
+        if conn is not None:
+            self._selector.register(conn, selectors.EVENT_READ, lambda t, c=conn: self._on_control_readable(c, t))
+
+    def _on_control_readable(self, conn: socket.socket, now: float) -> None:
+        assert self._control is not None
+        fd = conn.fileno()
+        if not self._control.readable(conn):
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.unregister(fd)
+        self._flush(self._clock())
+
+    def _runtime(self, args: dict[str, Any]) -> PortRuntime:
+        name = args.get("port")
+        if not isinstance(name, str):
+            raise ControlError("bad_request", "a port name is needed")
+        runtime = self.ports.get(name)
+        if runtime is None:
+            raise ControlError("unknown_port", f"{name} is not a port this daemon manages")
+        return runtime
+
+    def _handle(self, op: str, args: dict[str, Any]) -> Any:
+        """Answer one control request."""
+        now = self._clock()
+        if op == "hello":
+            return {"protocol": 1, "ports": sorted(self.ports)}
+        if op == "show_ports":
+            return {"schema": 1, "ports": [summary_view(n, r.port) for n, r in sorted(self.ports.items())]}
+        if op == "show_port":
+            runtime = self._runtime(args)
+            return port_view(runtime.name, runtime.port, self._extra(runtime))
+        if op == "clear_events":
+            runtime = self._runtime(args)
+            location = {"local": Location.LOCAL, "remote": Location.REMOTE, None: None}.get(args.get("location"), "?")
+            if location == "?":
+                raise ControlError("bad_request", "location is local, remote or absent (both)")
+            runtime.port.clear_events(location, now=now)  # type: ignore[arg-type]
+            return {"cleared": args.get("location") or "both"}
+        if op == "clear_statistics":
+            self._runtime(args).port.clear_statistics()
+            return {"cleared": "statistics"}
+        if op == "loopback":
+            runtime = self._runtime(args)
+            try:
+                if args.get("enable", True):
+                    runtime.port.start_loopback(now=now)
+                else:
+                    runtime.port.stop_loopback(now=now)
+            except LocalProtocolError as exc:
+                raise ControlError("not_allowed", str(exc)) from exc
+            return {"loopback": "started" if args.get("enable", True) else "stopping"}
+        if op == "reload":
+            self._do_reload(now)
+            return {"reloaded": True}
+        raise ControlError("bad_request", f"unknown op {op!r}")
+
+    def _extra(self, runtime: PortRuntime) -> dict[str, Any]:
+        return {
+            "ifindex": runtime.ifindex,
+            "counters": {
+                "source": runtime.counters.name,
+                "provides": runtime.counters.provides(runtime.name),
+                "error": runtime.counter_error,
+            },
+            "action": {
+                "backend": runtime.actions.name,
+                "applied": runtime.action_applied,
+                "error": runtime.action_error,
+            },
+            "rx_rate_limited": runtime.rx_rate_limited,
+            "tx_errors": runtime.sock.send_errors,
+        }
+
+    # -- reload and shutdown -----------------------------------------------------------
+
+    def _do_reload(self, now: float) -> None:
+        notify("RELOADING=1", f"MONOTONIC_USEC={int(now * 1e6)}")
+        try:
+            config = load_config(self.config_path) if self.config_path else load_default_config()
+        except ConfigError as exc:
+            self.journal.log("error", "reload refused, the running configuration stays", error=exc)
+            notify("READY=1")
+            raise ControlError("bad_config", str(exc)) from exc
+        self.config = config
+        assert self._links is not None
+        links = {link.name: link for link in self._links.links.values()}
+        for name in list(self.ports):
+            link = links.get(name)
+            profile = None if link is None else config.profile_for(name, physical=link.kind is None)
+            runtime = self.ports[name]
+            if profile is None:
+                self._remove_port(name, "no longer configured")
+            elif profile != runtime.profile:
+                self._reprofile(runtime, profile, now)
+        for link in links.values():
+            self._consider(link, now)
+        self._flush(now)
+        notify("READY=1", f"STATUS={self._status()}")
+        self.journal.log("notice", "configuration reloaded", ports=len(self.ports))
+
+    def _reprofile(self, runtime: PortRuntime, profile: PortProfile, now: float) -> None:
+        if (profile.counter_source, profile.counter_file) != (
+            runtime.profile.counter_source,
+            runtime.profile.counter_file,
+        ):
+            runtime.counters.close()
+            runtime.counters = open_counter_source(
+                profile.counter_source.value, counter_file=_path(profile.counter_file)
+            )
+        if (profile.action_backend, profile.action_command) != (
+            runtime.profile.action_backend,
+            runtime.profile.action_command,
+        ):
+            if runtime.action_applied:
+                with contextlib.suppress(ActionError):
+                    runtime.actions.return_to_service(runtime.name)
+            runtime.actions = make_backend(profile.action_backend.value, command=profile.action_command)
+            runtime.action_applied = None
+            if runtime.want_out_of_service:
+                self._apply_action(runtime, now)
+        runtime.profile = profile
+        runtime.port.reconfigure(profile.settings, now=now)
+
+    def _shutdown(self) -> None:
+        notify("STOPPING=1")
+        now = self._clock()
+        if self.config.daemon.dying_gasp_on_shutdown:
+            for runtime in self.ports.values():
+                runtime.port.set_local_flags(Flag.DYING_GASP, True, now=now)
+            deadline = now + 0.15  # the next transmit slot of every port
+            while (now := self._clock()) < deadline:
+                self._run_due(now)
+                time.sleep(0.01)
+        for runtime in self.ports.values():
+            self._save_port(runtime)
+            if runtime.port.loopback.value != 1:  # leave no loopback behind
+                with contextlib.suppress(ActionError):
+                    apply_loopback(runtime.name, ParserAction.FORWARD, 0)
+            runtime.sock.close()
+        if self._control is not None:
+            self._control.close()
+        if self._links is not None:
+            self._links.close()
+        self.journal.log("notice", "stopped")
+
+    def _status(self) -> str:
+        states: dict[str, int] = {}
+        for runtime in self.ports.values():
+            states[runtime.port.state.value] = states.get(runtime.port.state.value, 0) + 1
+        return f"{len(self.ports)} ports" + "".join(f", {n} {s}" for s, n in sorted(states.items()))
+
+
+def _drain(sock: socket.socket) -> None:
+    with contextlib.suppress(BlockingIOError):
+        while sock.recv(4096):
+            pass
+
+
+def _path(value: str | None) -> Path | None:
+    return None if value is None else Path(value)
+
+
+def _link_speed(name: str) -> int | None:
+    try:
+        ioctl = EthtoolIoctl()
+        try:
+            return ioctl.link_speed(name)
+        finally:
+            ioctl.close()
+    except OSError:
+        return None
+
+
+def _flags(flags: Flag) -> str:
+    return ",".join(str(f.name).lower() for f in Flag if flags & f) or "none"
+
+
+def _number(value: int) -> int | None:
+    return None if value == 2**64 - 1 else value
+
+
+def run_daemon(config_path: str | None) -> int:
+    """Load the configuration (or the embedded default) and serve; the `efmoam daemon` command."""
+    journal = Journal()
+    try:
+        config = load_config(config_path) if config_path else load_default_config()
+    except ConfigError as exc:
+        journal.log("error", f"configuration refused:\n{exc}")
+        return 1
+    try:
+        return Daemon(config, config_path, journal).run()
+    except ControlError as exc:
+        journal.log("error", exc.message)
+        return 1

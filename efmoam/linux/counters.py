@@ -1,0 +1,692 @@
+"""Counter sources: where the link monitor's cumulative counters come from (linux.md 0-2).
+
+Every source answers the same two questions about one interface: `read` gives a
+`CounterSample` of cumulative values (None for a counter this source cannot provide; a
+value that went backwards is reported as read, the core treats it as a reset), and
+`provides` says once, for the start-up log, which counters it has and where each comes
+from.  `open_counter_source` builds one by name:
+
+=============  ==========================================================================
+kind           errored_frames / frames_received / symbol_errors
+=============  ==========================================================================
+ethtool        ethtool netlink standard stats: eth-mac FrameCheckSequenceErrors +
+               AlignmentErrors + rmon etherStatsUndersizePkts + etherStatsFragments +
+               etherStatsJabbers / eth-mac FramesReceivedOK / eth-phy SymbolErrorDuringCarrier
+rtnetlink      IFLA_STATS64 rx_crc_errors + rx_frame_errors / rx_packets / None
+sysfs          the same files under <sysfs_root>/class/net/<if>/statistics/
+driver         ``ethtool -S`` names (SIOCETHTOOL) mapped per driver (`DRIVER_COUNTERS`)
+infiniband     <sysfs_root>/class/infiniband/<dev>/ports/<n>/counters/: port_rcv_errors /
+               port_rcv_packets / symbol_error
+file           a JSON or YAML file of cumulative counters per port, re-read on every read
+auto           per counter, the first of ethtool, driver, infiniband, rtnetlink (sysfs when
+               rtnetlink cannot be opened) that provides it
+=============  ==========================================================================
+
+A sum counts only the parts that are present; a counter none of whose parts is present
+is None.  Oversize frames (well-formed frames longer than the maximum) are never errors.
+
+Sources that use sockets (ethtool, rtnetlink, driver, auto) open them in
+`open_counter_source`, so they read the network namespace of the thread that opened them.
+A failed read raises `CounterError`, which the daemon logs; it never hands back a guess.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from efmoam.core.linkmon.counters import COUNTERS, CounterSample
+from efmoam.linux.ethtool import STAT_GROUP, EthtoolError, EthtoolIoctl, EthtoolNetlink
+from efmoam.linux.netlink import NetlinkError, RtnlClient
+
+#: counter -> the raw counters whose sum it is, in one source's naming
+Recipe = Mapping[str, tuple[str, ...]]
+
+KINDS = ("auto", "ethtool", "rtnetlink", "sysfs", "driver", "infiniband", "file")
+
+ETHTOOL_RECIPE: Recipe = {
+    "errored_frames": (
+        "FrameCheckSequenceErrors",
+        "AlignmentErrors",
+        "etherStatsUndersizePkts",
+        "etherStatsFragments",
+        "etherStatsJabbers",
+    ),
+    "frames_received": ("FramesReceivedOK",),
+    "symbol_errors": ("SymbolErrorDuringCarrier",),
+}
+
+NETDEV_RECIPE: Recipe = {
+    "errored_frames": ("rx_crc_errors", "rx_frame_errors"),
+    "frames_received": ("rx_packets",),
+    "symbol_errors": (),
+}
+
+#: InfiniBand PortCounters files.  symbol_error and port_rcv_errors are 16-bit and
+#: port_rcv_packets is 32-bit unless the HCA has PortCountersExtended (then 64-bit);
+#: IBA counters saturate at all-ones instead of wrapping, so a counter stuck at
+#: 65535 / 4294967295 no longer counts and its deltas are 0 from then on.
+INFINIBAND_RECIPE: Recipe = {
+    "errored_frames": ("port_rcv_errors",),
+    "frames_received": ("port_rcv_packets",),
+    "symbol_errors": ("symbol_error",),
+}
+
+_NONE: Recipe = {"errored_frames": (), "frames_received": (), "symbol_errors": ()}
+
+#: legacy ``ethtool -S`` names per driver (ETHTOOL_GDRVINFO name), from linux.md table 1.5;
+#: a driver listed with no names has none of these counters, an unlisted one is unknown
+DRIVER_COUNTERS: dict[str, Recipe] = {
+    "mlx5_core": {
+        "errored_frames": ("rx_crc_errors_phy", "rx_undersize_pkts_phy", "rx_fragments_phy", "rx_jabbers_phy"),
+        "frames_received": ("rx_packets_phy",),
+        "symbol_errors": ("rx_symbol_err_phy",),
+    },
+    "bnxt_en": {
+        "errored_frames": (
+            "rx_fcs_err_frames", "rx_align_err_frames", "rx_undrsz_frames", "rx_runt_frames", "rx_jbr_frames",
+        ),
+        "frames_received": ("rx_good_frames",),
+        "symbol_errors": ("rx_pcs_symbol_err",),
+    },
+    "ice": {
+        "errored_frames": ("rx_crc_errors.nic", "rx_undersize.nic", "rx_fragments.nic", "rx_jabber.nic"),
+        "frames_received": (),
+        "symbol_errors": (),  # illegal_bytes.nic counts bytes, not symbol-error events
+    },
+    "i40e": {
+        "errored_frames": ("port.rx_crc_errors", "port.rx_undersize", "port.rx_fragments", "port.rx_jabber"),
+        "frames_received": ("port.rx_unicast", "port.rx_multicast", "port.rx_broadcast"),
+        "symbol_errors": (),
+    },
+    "ixgbe": {
+        "errored_frames": ("rx_crc_errors", "rx_short_length_errors"),
+        "frames_received": ("rx_pkts_nic",),
+        "symbol_errors": (),
+    },
+    "igb": {
+        "errored_frames": ("rx_crc_errors", "rx_align_errors", "rx_short_length_errors"),
+        "frames_received": ("rx_packets",),
+        "symbol_errors": (),
+    },
+    "e1000e": {
+        "errored_frames": ("rx_crc_errors", "rx_align_errors", "rx_short_length_errors"),
+        "frames_received": ("rx_packets",),
+        "symbol_errors": (),
+    },
+    "virtio_net": _NONE,
+    "veth": _NONE,
+}  # fmt: skip
+
+
+class CounterError(Exception):
+    """A source could not read an interface's counters (the daemon logs it and goes on).
+
+    `sample` holds the last values the source did read for that interface, when it has
+    any (the file source keeps them while its file is broken).
+    """
+
+    def __init__(self, message: str, sample: CounterSample | None = None) -> None:
+        super().__init__(message)
+        self.sample = sample
+
+
+class CounterSource(Protocol):
+    """Where one port's cumulative counters come from."""
+
+    name: str
+
+    def read(self, ifname: str) -> CounterSample:
+        """Cumulative values now; None where this source does not provide a counter."""
+        ...
+
+    def provides(self, ifname: str) -> dict[str, str]:
+        """Counter -> where it comes from, for the counters this source has for `ifname`."""
+        ...
+
+
+def sum_present(raw: Mapping[str, int], names: tuple[str, ...]) -> int | None:
+    """The sum of the named counters that are present; None when none is."""
+    present = [raw[name] for name in names if name in raw]
+    return sum(present) if present else None
+
+
+def sample_from(raw: Mapping[str, int], recipe: Recipe) -> CounterSample:
+    """A sample computed from raw counters with a recipe."""
+    return CounterSample(**{counter: sum_present(raw, recipe.get(counter, ())) for counter in COUNTERS})
+
+
+def describe(raw: Mapping[str, int], recipe: Recipe, prefix: str, label: Callable[[str], str] = str) -> dict[str, str]:
+    """Counter -> "<prefix> <part> + <part>" for the counters whose parts are present."""
+    described: dict[str, str] = {}
+    for counter in COUNTERS:
+        parts = [label(name) for name in recipe.get(counter, ()) if name in raw]
+        if parts:
+            described[counter] = f"{prefix} {' + '.join(parts)}"
+    return described
+
+
+def read_counter_file(path: Path) -> int | None:
+    """An integer sysfs attribute; None when the file is missing or unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 64)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        return int(data.strip())
+    except ValueError:
+        return None
+
+
+class BaseCounterSource:
+    """What every source shares: a name, `close`, and use as a context manager."""
+
+    name = "base"
+
+    def read(self, ifname: str) -> CounterSample:  # pragma: no cover - overridden
+        """Cumulative values now; None where this source does not provide a counter."""
+        raise NotImplementedError
+
+    def provides(self, ifname: str) -> dict[str, str]:  # pragma: no cover - overridden
+        """Counter -> where it comes from ({} when the interface cannot be read)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release sockets (nothing to do for file-based sources)."""
+
+    def __enter__(self) -> BaseCounterSource:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+class RecipeSource(BaseCounterSource):
+    """A source that reads raw named counters and sums them with a recipe."""
+
+    def raw(self, ifname: str) -> dict[str, int]:  # pragma: no cover - overridden
+        """The raw counters of `ifname` (CounterError when the interface cannot be read)."""
+        raise NotImplementedError
+
+    def recipe(self, ifname: str) -> Recipe:
+        """The recipe for `ifname` (the same for every interface unless overridden)."""
+        return _NONE
+
+    def prefix(self, ifname: str) -> str:
+        """How `provides` introduces this source."""
+        return self.name
+
+    def label(self, raw_name: str) -> str:
+        """How `provides` names one raw counter."""
+        return raw_name
+
+    def read(self, ifname: str) -> CounterSample:
+        """The recipe's sums of the raw counters read now."""
+        raw = self.raw(ifname)
+        return sample_from(raw, self.recipe(ifname))
+
+    def provides(self, ifname: str) -> dict[str, str]:
+        """Counter -> its parts, for the counters whose parts are present now."""
+        try:
+            raw = self.raw(ifname)
+            return describe(raw, self.recipe(ifname), self.prefix(ifname), self.label)
+        except CounterError:
+            return {}
+
+
+# --------------------------------------------------------------------------- netlink sources
+
+
+class EthtoolStatsSource(RecipeSource):
+    """IEEE 802.3 / RMON standard statistics through ethtool netlink STATS_GET."""
+
+    name = "ethtool"
+
+    def __init__(self, client: EthtoolNetlink) -> None:
+        self._client = client
+
+    def raw(self, ifname: str) -> dict[str, int]:
+        """The standard counters the driver provides ({} on a kernel without STATS_GET)."""
+        try:
+            return self._client.stats(ifname)
+        except EthtoolError as exc:
+            if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL):
+                return {}
+            raise CounterError(f"ethtool netlink stats of {ifname}: {exc.strerror}") from exc
+
+    def recipe(self, ifname: str) -> Recipe:
+        """`ETHTOOL_RECIPE` for every interface."""
+        return ETHTOOL_RECIPE
+
+    def label(self, raw_name: str) -> str:
+        """ "<group> <name>", e.g. "eth-mac FrameCheckSequenceErrors"."""
+        return f"{STAT_GROUP.get(raw_name, '?')} {raw_name}"
+
+    def close(self) -> None:
+        """Release the netlink socket."""
+        self._client.close()
+
+
+class RtnetlinkSource(RecipeSource):
+    """`rtnl_link_stats64` through rtnetlink (one RTM_GETLINK per read)."""
+
+    name = "rtnetlink"
+
+    def __init__(self, client: RtnlClient) -> None:
+        self._client = client
+
+    def raw(self, ifname: str) -> dict[str, int]:
+        """IFLA_STATS64 of the interface."""
+        try:
+            return self._client.link_stats64(ifname)
+        except NetlinkError as exc:
+            raise CounterError(f"rtnetlink stats of {ifname}: {exc.strerror}") from exc
+
+    def recipe(self, ifname: str) -> Recipe:
+        """`NETDEV_RECIPE` for every interface."""
+        return NETDEV_RECIPE
+
+    def prefix(self, ifname: str) -> str:
+        """ "rtnetlink IFLA_STATS64"."""
+        return "rtnetlink IFLA_STATS64"
+
+    def close(self) -> None:
+        """Release the netlink socket."""
+        self._client.close()
+
+
+# --------------------------------------------------------------------------- sysfs sources
+
+
+class SysfsSource(RecipeSource):
+    """`rtnl_link_stats64` from ``<sysfs_root>/class/net/<if>/statistics/*``.
+
+    Each file read makes the kernel collect all the statistics of the device, so this
+    costs three stats collections per read; rtnetlink needs one.  sysfs shows the network
+    namespace of whoever mounted it, not the reader's.
+    """
+
+    name = "sysfs"
+
+    def __init__(self, sysfs_root: Path = Path("/sys")) -> None:
+        self.root = sysfs_root
+
+    def raw(self, ifname: str) -> dict[str, int]:
+        """The statistics files the recipe names that exist and hold a number."""
+        directory = self.root / "class" / "net" / ifname
+        raw: dict[str, int] = {}
+        for names in NETDEV_RECIPE.values():
+            for name in names:
+                value = read_counter_file(directory / "statistics" / name)
+                if value is not None:
+                    raw[name] = value
+        if not raw and not directory.is_dir():
+            raise CounterError(f"sysfs: no interface {ifname} under {self.root}")
+        return raw
+
+    def recipe(self, ifname: str) -> Recipe:
+        """`NETDEV_RECIPE` for every interface."""
+        return NETDEV_RECIPE
+
+    def label(self, raw_name: str) -> str:
+        """ "statistics/<file>"."""
+        return f"statistics/{raw_name}"
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _ports(device: Path) -> list[str]:
+    try:
+        return sorted((p.name for p in (device / "ports").iterdir() if p.name.isdigit()), key=int)
+    except OSError:
+        return []
+
+
+def find_infiniband_port(sysfs_root: Path, ifname: str) -> tuple[str, str] | None:
+    """(RDMA device, port) behind a netdev, or None.
+
+    First the netdev's own device (``class/net/<if>/device/infiniband/<dev>``), with
+    ``dev_port`` + 1 choosing among several ports; then any port whose GID table names the
+    netdev (``class/infiniband/*/ports/*/gid_attrs/ndevs/*``, RoCE).
+    """
+    try:
+        devices = sorted(p.name for p in (sysfs_root / "class" / "net" / ifname / "device" / "infiniband").iterdir())
+    except OSError:
+        devices = []
+    for device in devices:
+        ports = _ports(sysfs_root / "class" / "infiniband" / device)
+        dev_port = _read_text(sysfs_root / "class" / "net" / ifname / "dev_port")
+        wanted = str(int(dev_port) + 1) if dev_port is not None and dev_port.isdigit() else None
+        if wanted in ports:
+            return device, str(wanted)
+        if len(ports) == 1:
+            return device, ports[0]
+    return _find_by_gid_ndevs(sysfs_root, ifname)
+
+
+def _find_by_gid_ndevs(sysfs_root: Path, ifname: str) -> tuple[str, str] | None:
+    try:
+        devices = sorted((sysfs_root / "class" / "infiniband").iterdir())
+    except OSError:
+        return None
+    for device in devices:
+        for port in _ports(device):
+            try:
+                entries = sorted((device / "ports" / port / "gid_attrs" / "ndevs").iterdir())
+            except OSError:
+                continue
+            if any(_read_text(entry) == ifname for entry in entries):
+                return device.name, port
+    return None
+
+
+class InfinibandSource(RecipeSource):
+    """RDMA port counters of the device behind a netdev (`INFINIBAND_RECIPE`).
+
+    On RoCE these count RDMA traffic only (TCP/IP traffic is in the netdev statistics),
+    and they saturate (see `INFINIBAND_RECIPE`).  A netdev with no RDMA device provides
+    nothing.
+    """
+
+    name = "infiniband"
+
+    def __init__(self, sysfs_root: Path = Path("/sys")) -> None:
+        self.root = sysfs_root
+        self._ports: dict[str, tuple[str, str] | None] = {}
+
+    def port_of(self, ifname: str) -> tuple[str, str] | None:
+        """(device, port) of `ifname`, looked up once."""
+        if ifname not in self._ports:
+            self._ports[ifname] = find_infiniband_port(self.root, ifname)
+        return self._ports[ifname]
+
+    def raw(self, ifname: str) -> dict[str, int]:
+        """The counter files that exist ({} for a netdev without RDMA device)."""
+        port = self.port_of(ifname)
+        if port is None:
+            return {}
+        directory = self.root / "class" / "infiniband" / port[0] / "ports" / port[1] / "counters"
+        raw: dict[str, int] = {}
+        for names in INFINIBAND_RECIPE.values():
+            for name in names:
+                value = read_counter_file(directory / name)
+                if value is not None:
+                    raw[name] = value
+        if not raw:
+            self._ports.pop(ifname, None)  # look again next time (device gone or renamed)
+        return raw
+
+    def recipe(self, ifname: str) -> Recipe:
+        """`INFINIBAND_RECIPE` for every interface."""
+        return INFINIBAND_RECIPE
+
+    def prefix(self, ifname: str) -> str:
+        """ "infiniband <device> port <n>"."""
+        port = self.port_of(ifname)
+        return f"infiniband {port[0]} port {port[1]}" if port else "infiniband"
+
+
+# --------------------------------------------------------------------------- driver names
+
+
+class DriverSource(BaseCounterSource):
+    """Driver-specific ``ethtool -S`` counters (SIOCETHTOOL) mapped by `DRIVER_COUNTERS`.
+
+    Every read asks for the driver's name and then all of its counters (three ioctls
+    more); names are not cached because a driver may add counters (queues) at any time.
+    """
+
+    name = "driver"
+
+    def __init__(self, ioctl: EthtoolIoctl) -> None:
+        self._ioctl = ioctl
+
+    def driver(self, ifname: str) -> str | None:
+        """The driver's name, None when the device has no driver information."""
+        try:
+            return self._ioctl.driver(ifname)
+        except EthtoolError as exc:
+            if exc.errno == errno.EOPNOTSUPP:
+                return None
+            raise CounterError(f"driver of {ifname}: {exc.strerror}") from exc
+
+    def recipe(self, ifname: str) -> Recipe:
+        """The driver's entry of `DRIVER_COUNTERS`, nothing for other drivers."""
+        driver = self.driver(ifname)
+        return DRIVER_COUNTERS.get(driver, _NONE) if driver else _NONE
+
+    def read(self, ifname: str) -> CounterSample:
+        """The mapped counters (the driver is asked once per read)."""
+        recipe = self.recipe(ifname)
+        if recipe is _NONE:
+            return CounterSample()
+        return sample_from(self._statistics(ifname), recipe)
+
+    def provides(self, ifname: str) -> dict[str, str]:
+        """Counter -> "driver <name> ethtool -S <names>"."""
+        try:
+            driver = self.driver(ifname)
+            recipe = DRIVER_COUNTERS.get(driver, _NONE) if driver else _NONE
+            if recipe is _NONE:
+                return {}
+            return describe(self._statistics(ifname), recipe, f"driver {driver} ethtool -S")
+        except CounterError:
+            return {}
+
+    def _statistics(self, ifname: str) -> dict[str, int]:
+        try:
+            return self._ioctl.statistics(ifname)
+        except EthtoolError as exc:
+            if exc.errno == errno.EOPNOTSUPP:
+                return {}
+            raise CounterError(f"ethtool -S of {ifname}: {exc.strerror}") from exc
+
+    def close(self) -> None:
+        """Release the ioctl socket."""
+        self._ioctl.close()
+
+
+# --------------------------------------------------------------------------- file
+
+
+def _load_document(path: Path) -> Any:
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CounterError(f"counter file {path}: {exc}") from exc
+    try:
+        return json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise CounterError(f"counter file {path}: not valid JSON/YAML: {exc}") from exc
+
+
+def validate_counters(document: Any, path: Path) -> dict[str, dict[str, int | None]]:
+    """``{port: {counter: cumulative value or null}}``; CounterError for anything else."""
+    if not isinstance(document, dict):
+        raise CounterError(f"counter file {path}: expected a mapping of ports")
+    ports: dict[str, dict[str, int | None]] = {}
+    for port, entry in document.items():
+        counters = {} if entry is None else entry
+        if not isinstance(port, str) or not isinstance(counters, dict):
+            raise CounterError(f"counter file {path}: port {port!r} must map to counters")
+        unknown = sorted(str(name) for name in counters if name not in COUNTERS)
+        if unknown:
+            raise CounterError(f"counter file {path}: port {port}: unknown counters {unknown}")
+        for name, value in counters.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise CounterError(f"counter file {path}: {port}.{name} must be a non-negative integer")
+        ports[port] = dict(counters)
+    return ports
+
+
+class FileSource(BaseCounterSource):
+    """Cumulative counters per port from a JSON (``.json``) or YAML file, re-read on each read.
+
+    ``{"eth0": {"errored_frames": 12, "frames_received": 1000, "symbol_errors": 0}}``: a
+    missing counter (or a port missing from the file) is None.  When the file cannot be
+    read or is invalid, `read` raises `CounterError` carrying the values last read
+    (kept until the file is good again).
+    """
+
+    name = "file"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._ports: dict[str, dict[str, int | None]] | None = None
+
+    def _reload(self, ifname: str) -> dict[str, dict[str, int | None]]:
+        try:
+            self._ports = validate_counters(_load_document(self.path), self.path)
+        except CounterError as exc:
+            exc.sample = self._sample(ifname) if self._ports is not None else None
+            raise
+        return self._ports
+
+    def _sample(self, ifname: str) -> CounterSample:
+        counters = (self._ports or {}).get(ifname, {})
+        return CounterSample(**{name: counters.get(name) for name in COUNTERS})
+
+    def read(self, ifname: str) -> CounterSample:
+        """The port's counters as the file holds them now."""
+        self._reload(ifname)
+        return self._sample(ifname)
+
+    def provides(self, ifname: str) -> dict[str, str]:
+        """Counter -> "file <path> <counter>" for the counters the file has for the port."""
+        try:
+            ports = self._reload(ifname)
+        except CounterError:
+            if self._ports is None:
+                return {}
+            ports = self._ports
+        counters = ports.get(ifname, {})
+        return {name: f"file {self.path} {name}" for name in COUNTERS if counters.get(name) is not None}
+
+
+# --------------------------------------------------------------------------- auto
+
+
+class AutoSource(BaseCounterSource):
+    """Per counter, the first source that provides it (decided once per interface).
+
+    `reprobe` forgets the decision (call it after a link change or a driver rebind); a
+    failed read forgets it too.
+    """
+
+    name = "auto"
+
+    def __init__(self, sources: Sequence[BaseCounterSource]) -> None:
+        self.sources = list(sources)
+        self._plans: dict[str, dict[str, tuple[BaseCounterSource, str]]] = {}
+
+    def plan(self, ifname: str) -> dict[str, tuple[BaseCounterSource, str]]:
+        """Counter -> (source, description), probing the sources the first time."""
+        if ifname in self._plans:
+            return self._plans[ifname]
+        plan: dict[str, tuple[BaseCounterSource, str]] = {}
+        for source in self.sources:
+            if len(plan) == len(COUNTERS):
+                break
+            for counter, description in source.provides(ifname).items():
+                plan.setdefault(counter, (source, description))
+        if plan:  # an interface nothing can read may appear later: probe again then
+            self._plans[ifname] = plan
+        return plan
+
+    def reprobe(self, ifname: str | None = None) -> None:
+        """Forget which source feeds `ifname` (every interface when None)."""
+        if ifname is None:
+            self._plans.clear()
+        else:
+            self._plans.pop(ifname, None)
+
+    def read(self, ifname: str) -> CounterSample:
+        """Each counter from its source; every source involved is read once."""
+        plan = self.plan(ifname)
+        if not plan:
+            raise CounterError(f"no counter source can read {ifname}")
+        values: dict[str, int | None] = {}
+        samples: dict[int, CounterSample] = {}
+        try:
+            for counter, (source, _description) in plan.items():
+                if id(source) not in samples:
+                    samples[id(source)] = source.read(ifname)
+                values[counter] = getattr(samples[id(source)], counter)
+        except CounterError:
+            self.reprobe(ifname)
+            raise
+        return CounterSample(**values)
+
+    def provides(self, ifname: str) -> dict[str, str]:
+        """Counter -> description of the chosen source's counter."""
+        return {counter: description for counter, (_source, description) in self.plan(ifname).items()}
+
+    def close(self) -> None:
+        """Close every source."""
+        for source in self.sources:
+            source.close()
+
+
+# --------------------------------------------------------------------------- factory
+
+
+def _open_ethtool() -> EthtoolStatsSource:
+    try:
+        return EthtoolStatsSource(EthtoolNetlink())
+    except (EthtoolError, NetlinkError) as exc:
+        raise CounterError(f"ethtool netlink is not available: {exc}") from exc
+
+
+def _open_auto(sysfs_root: Path) -> AutoSource:
+    sources: list[BaseCounterSource] = []
+    with contextlib.suppress(CounterError):  # a kernel without ethtool netlink: the others still work
+        sources.append(_open_ethtool())
+    sources += [DriverSource(EthtoolIoctl()), InfinibandSource(sysfs_root)]
+    try:
+        sources.append(RtnetlinkSource(RtnlClient()))
+    except OSError:
+        sources.append(SysfsSource(sysfs_root))
+    return AutoSource(sources)
+
+
+def open_counter_source(
+    kind: str, *, sysfs_root: Path = Path("/sys"), counter_file: Path | None = None
+) -> BaseCounterSource:
+    """The counter source called `kind` (one of `KINDS`), its sockets opened now.
+
+    ValueError for an unknown kind or "file" without `counter_file`; CounterError when
+    the kernel lacks what the source needs (ethtool netlink).
+    """
+    if kind == "file":
+        if counter_file is None:
+            raise ValueError('the "file" counter source needs a counter file')
+        return FileSource(counter_file)
+    openers: dict[str, Callable[[], BaseCounterSource]] = {
+        "auto": lambda: _open_auto(sysfs_root),
+        "ethtool": _open_ethtool,
+        "rtnetlink": lambda: RtnetlinkSource(RtnlClient()),
+        "sysfs": lambda: SysfsSource(sysfs_root),
+        "driver": lambda: DriverSource(EthtoolIoctl()),
+        "infiniband": lambda: InfinibandSource(sysfs_root),
+    }
+    if kind not in openers:
+        raise ValueError(f"unknown counter source {kind!r}; expected one of {', '.join(KINDS)}")
+    return openers[kind]()
