@@ -230,6 +230,18 @@ def clear_port(port: str, what: str, location: str | None, socket_path: str) -> 
 
 
 @main.command()
+def lab() -> None:
+    """The demonstration: two namespaces, two daemons, an SD then an SF, clear, recovery.
+
+    Needs root, iproute2, nftables and ping.  Everything it builds is removed at the
+    end, also on Ctrl-C or failure.  Exit status 0 when every step happened.
+    """
+    from efmoam.lab import run_lab  # noqa: PLC0415
+
+    sys.exit(run_lab())
+
+
+@main.command()
 @click.argument("port")
 @click.argument("action", type=click.Choice(["start", "stop"]))
 @socket_option

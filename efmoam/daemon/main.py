@@ -119,7 +119,8 @@ class Daemon:
                 now = self._clock()
                 if self._reload:
                     self._reload = False
-                    self._do_reload(now)
+                    with contextlib.suppress(ControlError):  # reported; the running config stays
+                        self._do_reload(now)
                 self._run_due(now)
             self._shutdown()
         finally:

@@ -81,6 +81,7 @@ STATS64_FIELDS = (
 OPERSTATES = ("unknown", "notpresent", "down", "lowerlayerdown", "testing", "dormant", "up")
 
 _RECV_BUFFER = 64 * 1024
+_PEEK_TRUNC = int(socket.MSG_PEEK | socket.MSG_TRUNC)
 _DUMP_TRIES = 3
 
 
@@ -137,9 +138,27 @@ def iter_attrs(data: bytes, start: int = 0, end: int | None = None) -> Iterator[
         offset += align4(length)
 
 
-def parse_attrs(data: bytes, start: int = 0) -> dict[int, bytes]:
-    """Attributes by type (the last one wins when a type repeats)."""
-    return dict(iter_attrs(data, start))
+def parse_attrs(data: bytes, start: int = 0, wanted: frozenset[int] | None = None) -> dict[int, bytes]:
+    """Attributes by type (the last one wins when a type repeats), only `wanted` ones if given.
+
+    Same bounds as `iter_attrs`; with `wanted` only those payloads are copied, which is
+    what makes a dump of many links cheap.
+    """
+    if wanted is None:
+        return dict(iter_attrs(data, start))
+    found: dict[int, bytes] = {}
+    end = len(data)
+    offset = start
+    unpack = _NLATTR.unpack_from
+    while offset + 4 <= end:
+        length, attr_type = unpack(data, offset)
+        if length < 4 or offset + length > end:
+            break
+        attr_type &= NLA_TYPE_MASK
+        if attr_type in wanted:
+            found[attr_type] = data[offset + 4 : offset + length]
+        offset += (length + 3) & ~3
+    return found
 
 
 def attr_uint(payload: bytes | None, size: int) -> int | None:
@@ -254,18 +273,22 @@ class NetlinkSocket:
         The datagram is peeked first so that one larger than the buffer grows the buffer
         instead of being cut.
         """
-        size = self._sock.recv_into(self._buffer, len(self._buffer), socket.MSG_PEEK | socket.MSG_TRUNC)
+        size = self._sock.recv_into(self._buffer, len(self._buffer), _PEEK_TRUNC)
         if size > len(self._buffer):
             self._buffer = bytearray(align4(size))
         size = self._sock.recv_into(self._buffer, len(self._buffer))
         return parse_messages(bytes(memoryview(self._buffer)[:size]))
 
-    def request(self, msg_type: int, payload: bytes, *, dump: bool = False) -> list[Message]:
-        """Send a request and return its replies (all parts of a dump), minus the ACK."""
-        flags = NLM_F_REQUEST | (NLM_F_DUMP if dump else NLM_F_ACK)
+    def request(self, msg_type: int, payload: bytes, *, dump: bool = False, ack: bool = True) -> list[Message]:
+        """Send a request and return its replies (all parts of a dump), minus the ACK.
+
+        ``ack=False`` suits a GET that the kernel answers with exactly one message (or an
+        error): the reply ends the request and no separate ACK datagram is read.
+        """
+        flags = NLM_F_REQUEST | (NLM_F_DUMP if dump else NLM_F_ACK if ack else 0)
         try:
             seq = self.send(msg_type, flags, payload)
-            return self._replies(seq)
+            return self._replies(seq, single=not dump and not ack)
         except TimeoutError as exc:
             raise NetlinkError(errno.ETIMEDOUT, "no answer from the kernel") from exc
         except NetlinkError:
@@ -283,7 +306,7 @@ class NetlinkSocket:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _replies(self, seq: int) -> list[Message]:
+    def _replies(self, seq: int, *, single: bool = False) -> list[Message]:
         replies: list[Message] = []
         interrupted = False
         while True:
@@ -302,6 +325,8 @@ class NetlinkSocket:
                     continue
                 interrupted |= bool(message.flags & NLM_F_DUMP_INTR)
                 replies.append(message)
+                if single:
+                    return replies
 
 
 # --------------------------------------------------------------------------- links
@@ -328,12 +353,16 @@ class Link:
         return self.arphrd == ARPHRD_ETHER
 
 
+_LINK_ATTRS = frozenset({IFLA_IFNAME, IFLA_ADDRESS, IFLA_OPERSTATE, IFLA_LINKINFO, IFLA_MTU})
+_STATS_ATTRS = frozenset({IFLA_IFNAME, IFLA_STATS64})
+
+
 def parse_link(payload: bytes) -> tuple[int, Link] | None:
     """(ifinfomsg family, Link) of an RTM_NEWLINK/RTM_DELLINK payload; None if malformed."""
     if len(payload) < _IFINFOMSG.size:
         return None
     family, arphrd, index, flags, _change = _IFINFOMSG.unpack_from(payload)
-    attrs_ = parse_attrs(payload, _IFINFOMSG.size)
+    attrs_ = parse_attrs(payload, _IFINFOMSG.size, _LINK_ATTRS)
     name = attr_str(attrs_.get(IFLA_IFNAME))
     if name is None or index <= 0:
         return None
@@ -397,14 +426,14 @@ class RtnlClient:
 
     def get_link(self, ifname: str) -> Link:
         """One interface by name (NetlinkError ENODEV when there is none)."""
-        links = list(self._links(self._sock.request(RTM_GETLINK, self._by_name(ifname))))
+        links = list(self._links(self._sock.request(RTM_GETLINK, self._by_name(ifname), ack=False)))
         if not links:
             raise NetlinkError(errno.ENODEV, f"no link in the reply for {ifname}")
         return links[0][1]
 
     def link_stats64(self, ifname: str) -> dict[str, int]:
         """IFLA_STATS64 of one interface (NetlinkError ENODEV when there is none)."""
-        for message in self._sock.request(RTM_GETLINK, self._by_name(ifname)):
+        for message in self._sock.request(RTM_GETLINK, self._by_name(ifname), ack=False):
             stats = self._stats_of_link(message)
             if stats is not None:
                 return stats[1]
@@ -448,7 +477,7 @@ class RtnlClient:
     def _stats_of_link(message: Message) -> tuple[str, dict[str, int]] | None:
         if message.type != RTM_NEWLINK or len(message.payload) < _IFINFOMSG.size:
             return None
-        attributes = parse_attrs(message.payload, _IFINFOMSG.size)
+        attributes = parse_attrs(message.payload, _IFINFOMSG.size, _STATS_ATTRS)
         name = attr_str(attributes.get(IFLA_IFNAME))
         stats = parse_stats64(attributes.get(IFLA_STATS64))
         if name is None or stats is None:
