@@ -17,6 +17,7 @@ together (sd-threshold below sf-threshold, a counter file for the file source).
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import functools
 import math
 import os
@@ -470,6 +471,14 @@ class _Rule:
     tree: _Tree
     node: Node  #: where problems of the whole rule are reported
     path: str
+    tree_match: Node | None = None  #: the node of the match value
+
+    def covers(self, later: _Rule) -> bool:
+        """Whether this rule fits every interface that `later` fits, so that `later` can never win."""
+        if self.match is None or later.match is None or (self.physical_only and not later.physical_only):
+            return False
+        literal = not any(char in later.match for char in "*?[")
+        return self.match in ("*", later.match) or (literal and fnmatch.fnmatchcase(later.match, self.match))
 
 
 def _join(path: str, key: str) -> str:
@@ -578,7 +587,8 @@ class _Loader:
         if isinstance(node, MappingNode):
             for key in spec.required:
                 if key not in _keys(node):
-                    self.report(node, _join(path, key), "missing")
+                    needs = " and ".join(spec.required)
+                    self.report(node, _join(path, key), f"missing: {path.rsplit('.', 1)[-1]} needs {needs}")
         if len(self.problems) > before:
             return _Leaf(BROKEN, node, path, origin)
         return _Leaf(spec.build(_values(tree)), node, path, origin)
@@ -663,6 +673,7 @@ class _Loader:
                 rules = self.rules(value)
         if rules is None:  # no ports section: every physical port, with the defaults
             rules = [_Rule(DEFAULT_MATCH, DEFAULT_PHYSICAL_ONLY, {}, defaults_node, "defaults")]
+        self.shadowed(rules)
         built = []
         for rule in rules:
             profile = self.profile(_merge(defaults, rule.tree), rule.node, rule.path)
@@ -672,6 +683,17 @@ class _Loader:
         if self.problems:
             raise ConfigError(sorted(dict.fromkeys(self.problems), key=lambda p: (p.line, p.column)))
         return Config(DaemonConfig(**_values(daemon)), built)
+
+    def shadowed(self, rules: Sequence[_Rule]) -> None:
+        """Report the rules that an earlier rule hides: the first rule that fits wins."""
+        for index, rule in enumerate(rules):
+            earlier = next((other for other in rules[:index] if other.covers(rule)), None)
+            if earlier is not None:
+                where = rule.tree_match or rule.node
+                message = (
+                    f"never used: {earlier.path} (match {earlier.match!r}) comes first and fits every port it fits"
+                )
+                self.report(where, _join(rule.path, "match"), message)
 
     def rules(self, node: Node) -> list[_Rule]:
         if isinstance(node, ScalarNode) and node.tag == NULL:
@@ -689,11 +711,11 @@ class _Loader:
                 self.report(
                     item, _join(path, "match"), "missing: a port rule needs match (an interface name or pattern)"
                 )
-            match = _values(tree).get("match")
-            physical_only = _values(tree).get("physical_only")
-            tree.pop("match", None)
+            values = _values(tree)
+            match_leaf = tree.pop("match", None)
             tree.pop("physical_only", None)
-            rules.append(_Rule(match, physical_only, tree, item, path))
+            match_node = match_leaf.node if isinstance(match_leaf, _Leaf) else None
+            rules.append(_Rule(values.get("match"), values.get("physical_only"), tree, item, path, match_node))
         return rules
 
     def compose(self, text: str) -> Node | None:

@@ -253,8 +253,9 @@ class OamPort:
     def on_counters(self, sample: CounterSample, *, now: float) -> None:
         """A sample of the NIC's cumulative error counters, for link monitoring."""
         self.link_monitoring.on_counters(sample, now)
-        self._after_link_monitoring()
-        self._service(now)
+        if self.link_monitoring.outputs:  # only an event can change what we send
+            self._after_link_monitoring()
+            self._service(now)
 
     def clear_events(self, location: Location | None = None, *, now: float) -> None:
         """The clear command: end the active events of `location` (None: local and remote).
@@ -265,6 +266,9 @@ class OamPort:
         self.link_monitoring.clear(location, now)
         if location is not Location.LOCAL:
             self._last_info = None  # process the peer's next Information in full
+        if location is not Location.REMOTE and self._local_flags:
+            self._local_flags = _NO_FLAGS  # the flags local events had set
+            self._changed()
         self._after_link_monitoring()
         self._service(now)
 
@@ -297,6 +301,8 @@ class OamPort:
         if flags & ~CRITICAL_FLAGS:
             raise LocalProtocolError(f"only link fault, dying gasp and critical event can be set, not {flags!r}")
         self._local_flags = self._local_flags | flags if on else self._local_flags & ~flags
+        self.link_monitoring.on_local_flags(self._local_flags, now)
+        self._after_link_monitoring()
         self._changed()
         self._service(now)
 

@@ -35,7 +35,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -272,7 +274,7 @@ class EthtoolStatsSource(RecipeSource):
         return ETHTOOL_RECIPE
 
     def label(self, raw_name: str) -> str:
-        """ "<group> <name>", e.g. "eth-mac FrameCheckSequenceErrors"."""
+        """Group and name, e.g. ``eth-mac FrameCheckSequenceErrors``."""
         return f"{STAT_GROUP.get(raw_name, '?')} {raw_name}"
 
     def close(self) -> None:
@@ -281,16 +283,35 @@ class EthtoolStatsSource(RecipeSource):
 
 
 class RtnetlinkSource(RecipeSource):
-    """`rtnl_link_stats64` through rtnetlink (one RTM_GETLINK per read)."""
+    """`rtnl_link_stats64` through rtnetlink.
+
+    By default each read is one RTM_GETLINK request for that interface.  With `max_age`
+    > 0, reads are served from one dump of every interface taken at most `max_age`
+    seconds earlier: cheaper when most interfaces of the namespace are polled in a burst,
+    dearer when a few ports are monitored on a host with many interfaces.
+    """
 
     name = "rtnetlink"
 
-    def __init__(self, client: RtnlClient) -> None:
+    def __init__(self, client: RtnlClient, *, max_age: float = 0.0) -> None:
         self._client = client
+        self.max_age = max_age
+        self._snapshot: dict[str, dict[str, int]] = {}
+        self._taken = -math.inf
+
+    def invalidate(self) -> None:
+        """Forget the dump (with `max_age`): the next read takes a new one."""
+        self._snapshot, self._taken = {}, -math.inf
 
     def raw(self, ifname: str) -> dict[str, int]:
         """IFLA_STATS64 of the interface."""
         try:
+            if self.max_age > 0:
+                now = time.monotonic()
+                if now - self._taken > self.max_age:
+                    self._snapshot, self._taken = self._client.dump_stats(), now
+                if ifname in self._snapshot:
+                    return self._snapshot[ifname]
             return self._client.link_stats64(ifname)
         except NetlinkError as exc:
             raise CounterError(f"rtnetlink stats of {ifname}: {exc.strerror}") from exc
@@ -300,7 +321,7 @@ class RtnetlinkSource(RecipeSource):
         return NETDEV_RECIPE
 
     def prefix(self, ifname: str) -> str:
-        """ "rtnetlink IFLA_STATS64"."""
+        """``rtnetlink IFLA_STATS64``."""
         return "rtnetlink IFLA_STATS64"
 
     def close(self) -> None:
@@ -342,7 +363,7 @@ class SysfsSource(RecipeSource):
         return NETDEV_RECIPE
 
     def label(self, raw_name: str) -> str:
-        """ "statistics/<file>"."""
+        """``statistics/<file>``."""
         return f"statistics/{raw_name}"
 
 
@@ -439,7 +460,7 @@ class InfinibandSource(RecipeSource):
         return INFINIBAND_RECIPE
 
     def prefix(self, ifname: str) -> str:
-        """ "infiniband <device> port <n>"."""
+        """``infiniband <device> port <n>``."""
         port = self.port_of(ifname)
         return f"infiniband {port[0]} port {port[1]}" if port else "infiniband"
 

@@ -27,25 +27,23 @@ class CounterSample:
     symbol_errors: int | None = None
 
 
+def _delta(value: int | None, previous: int | None) -> int | None:
+    if value is None:
+        return None
+    if previous is None:
+        return 0  # a counter seen for the first time: its baseline
+    return value - previous if value >= previous else value  # gone backwards: reset
+
+
 class CounterDeltas:
     """What happened between consecutive samples, counter by counter."""
 
     def __init__(self) -> None:
-        self._last: dict[str, int] = {}
+        self._last: tuple[int | None, int | None, int | None] = (None, None, None)
 
-    def update(self, sample: CounterSample) -> dict[str, int | None]:
-        """Deltas since the previous sample (0 for a counter seen for the first time)."""
-        deltas: dict[str, int | None] = {}
-        for name in COUNTERS:
-            value = getattr(sample, name)
-            if value is None:
-                self._last.pop(name, None)
-                deltas[name] = None
-                continue
-            previous = self._last.get(name)
-            self._last[name] = value
-            if previous is None:
-                deltas[name] = 0
-            else:
-                deltas[name] = value - previous if value >= previous else value
-        return deltas
+    def update(self, sample: CounterSample) -> tuple[int | None, int | None, int | None]:
+        """Deltas since the previous sample, in `COUNTERS` order (0 for a counter seen first)."""
+        errored, frames, symbols = sample.errored_frames, sample.frames_received, sample.symbol_errors
+        last_errored, last_frames, last_symbols = self._last
+        self._last = (errored, frames, symbols)
+        return _delta(errored, last_errored), _delta(frames, last_frames), _delta(symbols, last_symbols)

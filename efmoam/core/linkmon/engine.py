@@ -29,7 +29,7 @@ import attrs
 
 from efmoam.core.linkmon.counters import CounterDeltas, CounterSample
 from efmoam.core.linkmon.eventlog import EventLog, EventLogEntry, Location, Severity
-from efmoam.core.linkmon.monitors import KIND_OF_WIRE_TYPE, KINDS, ClosedWindow, Monitor, MonitorState
+from efmoam.core.linkmon.monitors import KIND_OF_WIRE_TYPE, KINDS, Monitor, MonitorState
 from efmoam.core.linkmon.settings import LinkMonitoringSettings, MonitorKind, PortAction
 from efmoam.core.outputs import EventLogged, MonitorUnavailable, Output, PortServiceChanged
 from pdu import EventLogType, EventTlvType, Flag, LinkEventTlv
@@ -74,11 +74,13 @@ class LinkMonitoring:
         self.log = EventLog()
         self.monitors = {kind: Monitor(kind, settings.monitor(kind)) for kind in MonitorKind}
         self.speed_mbps: int | None = None
+        self._running: list[Monitor] = []
+        self._configure_monitors()
         self.outputs: list[Output] = []
         self._deltas = CounterDeltas()
         #: the active events by key: (location, monitor kind or flag)
         self.active: dict[tuple[object, ...], ActiveEvent] = {}
-        self._flag_occurrences: dict[Flag, int] = {}
+        self._flag_occurrences: dict[tuple[Location, Flag], int] = {}
         self._out_of_service = False
 
     # -- what the port reads -----------------------------------------------------------
@@ -107,19 +109,24 @@ class LinkMonitoring:
     def on_counters(self, sample: CounterSample, now: float) -> None:
         """A counter sample: advance every enabled monitor's window."""
         deltas = self._deltas.update(sample)
-        if not self.settings.enabled:
-            return
+        ok = MonitorState.OK
+        for monitor in self._running:
+            errors = monitor.observe(deltas, now)
+            if errors is None:
+                if monitor.state is MonitorState.UNAVAILABLE and not monitor.unavailable_reported:
+                    monitor.unavailable_reported = True
+                    self.outputs.append(MonitorUnavailable(monitor.kind.value, monitor.missing(deltas)))
+            elif errors >= monitor.lowest_threshold or monitor.state is not ok:
+                self._window_closed(monitor, errors, now)
+        if self.outputs:
+            self._update_service()
+
+    def _configure_monitors(self) -> None:
+        """Hand every monitor its settings and the link speed; list the ones that run."""
         for kind, monitor in self.monitors.items():
-            if not monitor.settings.enabled:
-                continue
-            closed = monitor.observe(deltas, now, self.speed_mbps, self.settings.symbol_rate)
-            if monitor.state is MonitorState.UNAVAILABLE and not monitor.unavailable_reported:
-                monitor.unavailable_reported = True
-                missing = tuple(name for name in KINDS[kind].counters if deltas[name] is None)
-                self.outputs.append(MonitorUnavailable(kind.value, missing))
-            if closed is not None:
-                self._window_closed(monitor, closed, now)
-        self._update_service()
+            monitor.configure(self.settings.monitor(kind), self.speed_mbps, self.settings.symbol_rate)
+        enabled = self.settings.enabled
+        self._running = [m for m in self.monitors.values() if enabled and m.settings.enabled]
 
     def on_peer_flags(self, flags: Flag, now: float) -> None:
         """The peer's flags in an Information OAMPDU (or none, when the peer is gone)."""
@@ -129,18 +136,17 @@ class LinkMonitoring:
             key = (Location.REMOTE, flag)
             if flags & flag and key not in self.active:
                 affects = action.get(flag, actions.critical_event) is PortAction.OUT_OF_SERVICE
-                # a non-threshold event: both totals count its occurrences (RFC 4878)
-                count = self._flag_occurrences[flag] = self._flag_occurrences.get(flag, 0) + 1
-                self._raise(
-                    key,
-                    now,
-                    Location.REMOTE,
-                    log_type,
-                    Severity.FAILURE,
-                    affects,
-                    running_total=count,
-                    event_total=count,
-                )
+                self._raise_flag(key, now, log_type, affects)
+            elif not flags & flag and key in self.active:
+                self._clear(key)
+        self._update_service()
+
+    def on_local_flags(self, flags: Flag, now: float) -> None:
+        """The flags our own client set (set_local_flags): events while set, never port-affecting."""
+        for flag, log_type in FLAG_EVENTS.items():
+            key = (Location.LOCAL, flag)
+            if flags & flag and key not in self.active:
+                self._raise_flag(key, now, log_type, affects=False)
             elif not flags & flag and key in self.active:
                 self._clear(key)
         self._update_service()
@@ -168,8 +174,8 @@ class LinkMonitoring:
                     running_total=tlv.error_running_total,
                     event_total=tlv.event_running_total,
                 )
-            elif kind is MonitorKind.ERRORED_SYMBOL_PERIOD and key in self.active:
-                self._clear(key)  # the peer's symbol errors fell below its threshold
+            elif kind is MonitorKind.ERRORED_SYMBOL_PERIOD and tlv.threshold and key in self.active:
+                self._clear(key)  # the peer's symbol errors fell below its (non-zero) threshold
         self._update_service()
 
     def clear(self, location: Location | None, now: float) -> None:
@@ -185,17 +191,16 @@ class LinkMonitoring:
             self._clear(key)
         for monitor in self.monitors.values():
             monitor.restart()
-            if monitor.state is not MonitorState.UNAVAILABLE:
-                monitor.state = MonitorState.OK
+            monitor.reset_state()
         self._update_service()
 
     def reconfigure(self, settings: LinkMonitoringSettings, now: float) -> None:
         """New settings take effect in the current window; new thresholds clear a monitor's events."""
         old = self.settings
         self.settings = settings
+        self._configure_monitors()
         for kind, monitor in self.monitors.items():
             before, after = old.monitor(kind), settings.monitor(kind)
-            monitor.settings = after
             if (before.sf_threshold, before.sd) != (after.sf_threshold, after.sd):
                 for key in [k for k in self.active if k == (Location.LOCAL, kind)]:
                     self._clear_with_notice(key, self.active[key], now)
@@ -205,18 +210,20 @@ class LinkMonitoring:
 
     def set_speed(self, speed_mbps: int | None) -> None:
         """The link speed, for the symbol and frame-period windows."""
-        self.speed_mbps = speed_mbps
+        if speed_mbps != self.speed_mbps:
+            self.speed_mbps = speed_mbps
+            self._configure_monitors()
 
     # -- local events ------------------------------------------------------------------
 
-    def _window_closed(self, monitor: Monitor, closed: ClosedWindow, now: float) -> None:
+    def _window_closed(self, monitor: Monitor, errors: int, now: float) -> None:
         s = monitor.settings
         key = (Location.LOCAL, monitor.kind)
         if monitor.state is MonitorState.FAILED:
-            if monitor.kind is MonitorKind.ERRORED_SYMBOL_PERIOD and s.sd is not None and closed.errors < s.sd:
-                self._recover_symbols(monitor, key, closed, now)
+            if monitor.kind is MonitorKind.ERRORED_SYMBOL_PERIOD and s.sd is not None and errors < s.sd:
+                self._recover_symbols(monitor, key, errors, now)
             return
-        if closed.errors >= s.sf_threshold:
+        if errors >= s.sf_threshold:
             self._clear(key)  # a degrade becomes the failure
             monitor.state = MonitorState.FAILED
             monitor.event_total += 1
@@ -224,14 +231,14 @@ class LinkMonitoring:
             flags = (Flag.DYING_GASP if action.dying_gasp else NO_FLAGS) | (
                 Flag.CRITICAL_EVENT if action.critical_event else NO_FLAGS
             )
-            self._raise_local(monitor, key, closed, now, Severity.FAILURE, s.sf_threshold, flags)
+            self._raise_local(monitor, key, errors, now, Severity.FAILURE, s.sf_threshold, flags)
             if s.event_notification:
-                self._notify(monitor, closed.wire_window, s.sf_threshold, closed.errors, now, action.event_burst)
-        elif s.sd is not None and closed.errors >= s.sd:
+                self._notify(monitor, monitor.wire_window, s.sf_threshold, errors, now, action.event_burst)
+        elif s.sd is not None and errors >= s.sd:
             if monitor.state is not MonitorState.DEGRADED:
                 monitor.state = MonitorState.DEGRADED
                 monitor.event_total += 1
-                self._raise_local(monitor, key, closed, now, Severity.DEGRADE, s.sd, NO_FLAGS)
+                self._raise_local(monitor, key, errors, now, Severity.DEGRADE, s.sd, NO_FLAGS)
         elif monitor.state is MonitorState.DEGRADED:
             monitor.state = MonitorState.OK
             self._clear(key)
@@ -240,7 +247,7 @@ class LinkMonitoring:
         self,
         monitor: Monitor,
         key: tuple[object, ...],
-        closed: ClosedWindow,
+        errors: int,
         now: float,
         severity: Severity,
         threshold: int,
@@ -251,15 +258,15 @@ class LinkMonitoring:
         )
         self._raise(
             key, now, Location.LOCAL, monitor.info.log_type, severity, affects,
-            window=closed.wire_window, threshold=threshold, value=closed.errors,
+            window=monitor.wire_window, threshold=threshold, value=errors,
             running_total=monitor.error_total, event_total=monitor.event_total, flags=flags,
         )  # fmt: skip
 
-    def _recover_symbols(self, monitor: Monitor, key: tuple[object, ...], closed: ClosedWindow, now: float) -> None:
+    def _recover_symbols(self, monitor: Monitor, key: tuple[object, ...], errors: int, now: float) -> None:
         monitor.state = MonitorState.OK
         self._clear(key)
         if monitor.settings.event_notification:
-            self._notify(monitor, closed.wire_window, monitor.settings.sf_threshold, closed.errors, now, 1)
+            self._notify(monitor, monitor.wire_window, monitor.settings.sf_threshold, errors, now, 1)
 
     def _clear_with_notice(self, key: tuple[object, ...], event: ActiveEvent, now: float) -> None:
         """Clear as the clear command does: a local symbol failure tells the peer it is over."""
@@ -267,11 +274,10 @@ class LinkMonitoring:
         if key[0] is not Location.LOCAL or not isinstance(key[1], MonitorKind):
             return
         monitor = self.monitors[key[1]]
-        was_failed = monitor.state is MonitorState.FAILED
-        monitor.state = MonitorState.OK
+        was_failed = event.entry.severity is Severity.FAILURE
+        monitor.reset_state()
         if was_failed and monitor.kind is MonitorKind.ERRORED_SYMBOL_PERIOD and monitor.settings.event_notification:
-            window = monitor.wire_window(self.speed_mbps, self.settings.symbol_rate)
-            self._notify(monitor, window, monitor.settings.sf_threshold, 0, now, 1)
+            self._notify(monitor, monitor.wire_window, monitor.settings.sf_threshold, 0, now, 1)
 
     def _notify(self, monitor: Monitor, window: int, threshold: int, errors: int, now: float, burst: int) -> None:
         tlv = LinkEventTlv(
@@ -291,6 +297,7 @@ class LinkMonitoring:
         self, key: tuple[object, ...], now: float, location: Location, event_type: EventLogType, severity: Severity,
         affects: bool, flags: Flag = NO_FLAGS, **numbers: int,
     ) -> None:  # fmt: skip
+        self._clear(key)  # a newer event of the same kind replaces the active one
         wall = None if self.wall_clock_offset is None else now + self.wall_clock_offset
         slot, entry = self.log.add(
             location=location,
@@ -314,6 +321,11 @@ class LinkMonitoring:
     def refresh_service(self) -> None:
         """Report the port's service state if the active events changed it."""
         self._update_service()
+
+    def _raise_flag(self, key: tuple[Location, Flag], now: float, log_type: EventLogType, affects: bool) -> None:
+        # a non-threshold event: both totals count its occurrences (RFC 4878)
+        count = self._flag_occurrences[key] = self._flag_occurrences.get(key, 0) + 1
+        self._raise(key, now, key[0], log_type, Severity.FAILURE, affects, running_total=count, event_total=count)
 
     def _update_service(self) -> None:
         out = any(event.entry.port_affecting for event in self.active.values())
