@@ -7,7 +7,6 @@ would make every budget test meaningless).
 
 from __future__ import annotations
 
-import heapq
 import itertools
 from collections.abc import Iterable
 from typing import Any, TypeVar
@@ -36,31 +35,7 @@ STABLE = Flag.LOCAL_STABLE | Flag.REMOTE_STABLE
 # -- building pairs --------------------------------------------------------------------
 
 
-class Pair(PortPair):
-    """`PortPair` whose `run_until` also returns when nothing at all is scheduled.
-
-    ``PortPair.run_until`` loops forever when no port has a deadline and no frame is in
-    flight (two passive ports, or both links down): ``min(..., default=end)`` is then
-    ``end``, which is not ``> end``.  Until pair.py is fixed, this copy of its loop stops.
-    """
-
-    def run_until(self, end: float) -> None:
-        while True:
-            deadlines = [d for d in (p.next_deadline() for p in self.ports.values()) if d is not None]
-            pending = deadlines + ([self._in_flight[0][0]] if self._in_flight else [])
-            if not pending or min(pending) > end:
-                break
-            self.now = max(self.now, min(pending))
-            while self._in_flight and self._in_flight[0][0] <= self.now:
-                _, _, receiver, data = heapq.heappop(self._in_flight)
-                self.ports[receiver].receive(data, now=self.now)
-                self._collect()
-            for port in self.ports.values():
-                deadline = port.next_deadline()
-                if deadline is not None and deadline <= self.now:
-                    port.handle_timer(now=self.now)
-            self._collect()
-        self.now = max(self.now, end)
+Pair = PortPair  # the shared harness (tests/core/pair.py)
 
 
 def discovered(a: PortSettings | None = None, b: PortSettings | None = None, *, within: float = 0.5) -> Pair:

@@ -73,26 +73,7 @@ UNSUPPORTIVE = port_settings(LinkMonitoringSettings(enabled=False), link_events=
 # -- the pair ---------------------------------------------------------------------------
 
 
-class Pair(PortPair):
-    """`PortPair` whose `run_until` also returns when nothing is scheduled (see tests.core)."""
-
-    def run_until(self, end: float) -> None:
-        while True:
-            deadlines = [d for d in (p.next_deadline() for p in self.ports.values()) if d is not None]
-            pending = deadlines + ([self._in_flight[0][0]] if self._in_flight else [])
-            if not pending or min(pending) > end:
-                break
-            self.now = max(self.now, min(pending))
-            while self._in_flight and self._in_flight[0][0] <= self.now:
-                _, _, receiver, data = heapq.heappop(self._in_flight)
-                self.ports[receiver].receive(data, now=self.now)
-                self._collect()
-            for port in self.ports.values():
-                deadline = port.next_deadline()
-                if deadline is not None and deadline <= self.now:
-                    port.handle_timer(now=self.now)
-            self._collect()
-        self.now = max(self.now, end)
+Pair = PortPair  # the shared harness (tests/core/pair.py)
 
 
 class Feed:
