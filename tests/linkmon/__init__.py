@@ -12,7 +12,6 @@ number of errors, so one test can be run over all four.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from typing import Any, TypeVar
 
