@@ -38,9 +38,9 @@ from efmoam.config.model import (
     Config,
     CounterSource,
     DaemonConfig,
-    MissingValue,
     PortProfile,
     PortRule,
+    SettingError,
 )
 from efmoam.core.linkmon.settings import (
     LinkMonitoringSettings,
@@ -472,6 +472,7 @@ class _Rule:
     node: Node  #: where problems of the whole rule are reported
     path: str
     tree_match: Node | None = None  #: the node of the match value
+    origin: int = 1  #: the origin of the rule's own values (0: the implicit rule, whose values are the defaults)
 
     def covers(self, later: _Rule) -> bool:
         """Whether this rule fits every interface that `later` fits, so that `later` can never win."""
@@ -595,11 +596,12 @@ class _Loader:
 
     # -- building ---------------------------------------------------------------------
 
-    def profile(self, tree: _Tree, where: Node, path: str) -> PortProfile | None:
+    def profile(self, tree: _Tree, where: Node, path: str, origin: int) -> PortProfile | None:
         """Build one port's profile from its merged tree; None after reporting a problem.
 
         A part that fails is replaced by its default so that the other parts are still
-        checked: every problem is reported, not just the first.
+        checked: every problem is reported, not just the first.  `origin` is that of the
+        rule's own values: a problem of one of them is reported at it.
         """
         before = len(self.problems)
         link_monitoring = _sub(tree, "link_monitoring")
@@ -629,15 +631,20 @@ class _Loader:
         except (ValueError, TypeError) as exc:  # a rule the core checks across fields
             self.report(where, path, str(exc))
         values = {key: value for key, value in _values(tree).items() if key in _PROFILE_KEYS}
-        missing = False
+        conflict = False
         for group in _PROFILE_GROUPS:  # each group alone first, so that each problem is reported
             try:
                 PortProfile(**{key: value for key, value in values.items() if key in group})
-            except MissingValue as exc:
-                missing = True
-                if not _broken(tree, exc.name):
+            except SettingError as exc:
+                conflict = True
+                leaf = tree.get(exc.name)
+                if _broken(tree, exc.name):
+                    continue  # reported already
+                if isinstance(leaf, _Leaf) and leaf.origin >= origin:  # the rule's own value
+                    self.report(leaf.node, leaf.path, exc.reason)
+                else:  # missing, or inherited from the defaults
                     self.report(where, _join(path, exc.name), exc.reason)
-        if missing or len(self.problems) > before:
+        if conflict or len(self.problems) > before:
             return None
         try:
             return PortProfile(settings, **values)
@@ -672,11 +679,11 @@ class _Loader:
             else:
                 rules = self.rules(value)
         if rules is None:  # no ports section: every physical port, with the defaults
-            rules = [_Rule(DEFAULT_MATCH, DEFAULT_PHYSICAL_ONLY, {}, defaults_node, "defaults")]
+            rules = [_Rule(DEFAULT_MATCH, DEFAULT_PHYSICAL_ONLY, {}, defaults_node, "defaults", origin=0)]
         self.shadowed(rules)
         built = []
         for rule in rules:
-            profile = self.profile(_merge(defaults, rule.tree), rule.node, rule.path)
+            profile = self.profile(_merge(defaults, rule.tree), rule.node, rule.path, rule.origin)
             if profile is not None and rule.match is not None:
                 extra = {} if rule.physical_only is None else {"physical_only": rule.physical_only}
                 built.append(PortRule(rule.match, profile=profile, **extra))

@@ -29,6 +29,7 @@ class CounterSource(enum.Enum):
 
     AUTO = "auto"  #: the best source the interface offers
     ETHTOOL = "ethtool"  #: ethtool netlink standard statistics (eth-phy, eth-mac)
+    DRIVER = "driver"  #: the driver's own ethtool -S statistics, by name
     RTNETLINK = "rtnetlink"  #: rtnetlink interface statistics (IFLA_STATS64)
     SYSFS = "sysfs"  #: /sys/class/net/<if>/statistics
     INFINIBAND = "infiniband"  #: /sys/class/infiniband/<dev>/ports/<n>/counters
@@ -44,8 +45,8 @@ class ActionBackend(enum.Enum):
     LOG_ONLY = "log-only"  #: only log what would be done (a dry run)
 
 
-class MissingValue(ValueError):
-    """A setting that another setting makes mandatory is absent."""
+class SettingError(ValueError):
+    """A setting that another one needs is absent, or one that nothing uses is present."""
 
     def __init__(self, name: str, reason: str) -> None:
         super().__init__(f"{name} is {reason}")
@@ -95,10 +96,19 @@ class PortProfile:
     action_command: str | None = None
 
     def __attrs_post_init__(self) -> None:
-        if self.counter_source is CounterSource.FILE and self.counter_file is None:
-            raise MissingValue("counter_file", "required when counter_source is file")
-        if self.action_backend is ActionBackend.EXEC and not self.action_command:
-            raise MissingValue("action_command", "required when action_backend is exec")
+        for name, value, used, condition in (
+            ("counter_file", self.counter_file, self.counter_source is CounterSource.FILE, "counter_source is file"),
+            (
+                "action_command",
+                self.action_command,
+                self.action_backend is ActionBackend.EXEC,
+                "action_backend is exec",
+            ),
+        ):
+            if used and not value:
+                raise SettingError(name, f"required when {condition}")
+            if value is not None and not used:
+                raise SettingError(name, f"only used when {condition}: remove it, or set it to null")
 
 
 @attrs.frozen
