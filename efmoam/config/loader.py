@@ -22,6 +22,7 @@ import functools
 import math
 import os
 import re
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from typing import Any, TypeAlias
@@ -234,6 +235,16 @@ def _string(node: Node) -> str:
     return value
 
 
+def _command(node: Node) -> str:
+    """A command line, split into words as a shell would (the exec backend runs it without a shell)."""
+    value = _string(node)
+    try:
+        shlex.split(value)
+    except ValueError as exc:
+        raise _Invalid(f"cannot be split into words ({str(exc).lower()})") from None
+    return value
+
+
 def _choice(choices: Mapping[str, Any]) -> Convert:
     names = ", ".join(choices)
 
@@ -336,6 +347,11 @@ def _core(cls: type[Any], name: str) -> Callable[[Any], object]:
     return lambda value: cls(**{name: value})
 
 
+def _counter_file(value: str | None) -> object:
+    """The counter file's own check (an absolute path); whether it is used is checked when built."""
+    return value is None or PortProfile(counter_source=CounterSource.FILE, counter_file=value)
+
+
 def _port(name: str, convert: Convert) -> Scalar:
     return Scalar(convert, _core(PortSettings, name))
 
@@ -408,9 +424,9 @@ PORT = Section(
             }
         ),
         "counter_source": Scalar(_enum(CounterSource)),
-        "counter_file": Scalar(_nullable(_string), _core(PortProfile, "counter_file")),
+        "counter_file": Scalar(_nullable(_string), _counter_file),
         "action_backend": Scalar(_enum(ActionBackend)),
-        "action_command": Scalar(_nullable(_string)),
+        "action_command": Scalar(_nullable(_command)),
         "link_monitoring": LINK_MONITORING,
     },
 )

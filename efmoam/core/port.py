@@ -173,7 +173,9 @@ class OamPort:
         if self._loopback_deadline is not None and (deadline is None or self._loopback_deadline < deadline):
             deadline = self._loopback_deadline
         if self.local_pdu is not LocalPdu.RX_INFO:
-            send = self._budget.next_free(0.0 if self._queue and self.local_pdu is LocalPdu.ANY else self._info_due)
+            send = self._budget.next_free(self._info_due)
+            if self._queue and self.local_pdu is LocalPdu.ANY:
+                send = min(send, self._budget.next_free(0.0, information=False))
             if deadline is None or send < deadline:
                 deadline = send
         return deadline
@@ -619,6 +621,7 @@ class OamPort:
         self._info_stale = True
         self.local_pdu = local_pdu(self.state, self._link_ok, self.settings.unidirectional)
         self._lost_link_time = self.settings.lost_link_time
+        self._budget.reserve_for(self.settings.transmit_interval)
 
     def _build_local_tlv(self, revision: int) -> InfoTlv:
         s = self.settings
@@ -698,7 +701,7 @@ class OamPort:
         info = self._information_output(now)
         budget = self._budget
         while budget.available(now):
-            waiting = bool(self._queue) and mode is LocalPdu.ANY
+            waiting = bool(self._queue) and mode is LocalPdu.ANY and budget.available(now, information=False)
             # a changed Information goes first; a keep-alive never passes a waiting OAMPDU twice
             if self._info_due <= now and (self._info_urgent or not (waiting and self._last_sent_info)):
                 budget.spend(now)
@@ -722,7 +725,7 @@ class OamPort:
             self.stats.frames_lost_due_to_oam += 1
             self._outputs.append(FrameDropped("too_large_for_peer", str(exc)))
             return
-        self._budget.spend(now)
+        self._budget.spend(now, information=False)
         self._outputs.append(Transmit(frame, pdu.code))
         setattr(self.stats, queued.counter, getattr(self.stats, queued.counter) + 1)
 

@@ -477,8 +477,8 @@ class Daemon:
         notify("RELOADING=1", f"MONOTONIC_USEC={int(now * 1e6)}")
         try:
             config = load_config(self.config_path) if self.config_path else load_default_config()
-        except ConfigError as exc:
-            self.journal.log("error", "reload refused, the running configuration stays", error=exc)
+        except (ConfigError, OSError) as exc:
+            self.journal.log("error", f"reload refused, the running configuration stays:\n{exc}")
             notify("READY=1")
             raise ControlError("bad_config", str(exc)) from exc
         self.config = config
@@ -584,7 +584,7 @@ def run_daemon(config_path: str | None) -> int:
     journal = Journal()
     try:
         config = load_config(config_path) if config_path else load_default_config()
-    except ConfigError as exc:
+    except (ConfigError, OSError) as exc:
         journal.log("error", f"configuration refused:\n{exc}")
         return 1
     try:

@@ -10,7 +10,14 @@ import attrs
 import pytest
 import yaml
 
-from efmoam.config import Config, CounterSource, default_config_text, load_config, load_default_config
+from efmoam.config import (
+    ActionBackend,
+    Config,
+    CounterSource,
+    default_config_text,
+    load_config,
+    load_default_config,
+)
 from efmoam.config.loader import SCHEMA, Section
 from efmoam.config.model import DEFAULT_MATCH, DEFAULT_PHYSICAL_ONLY, DaemonConfig, PortProfile
 from efmoam.core.linkmon.settings import WINDOW_LIMITS, LinkMonitoringSettings, MonitorKind, PortAction
@@ -127,6 +134,14 @@ def test_the_package_data_ships_the_default() -> None:
     assert "config/*.yaml" in pyproject["tool"]["setuptools"]["package-data"]["efmoam"]
 
 
+def test_the_names_match_the_linux_layer() -> None:
+    from efmoam.linux.actions import BACKEND_KINDS
+    from efmoam.linux.counters import KINDS
+
+    assert sorted(source.value for source in CounterSource) == sorted(KINDS)
+    assert sorted(backend.value for backend in ActionBackend) == sorted(BACKEND_KINDS)
+
+
 def test_the_default_is_loaded_once() -> None:
     assert load_default_config() is load_default_config()
 
@@ -181,7 +196,13 @@ def test_the_lab_example() -> None:
     config = load_config(REPO / "config" / "examples" / "lab.yaml")
     profiles = [config.profile_for(f"veth{index}", physical=False) for index in range(4)]
     assert all(profile is not None and profile.counter_source is CounterSource.FILE for profile in profiles)
-    assert len({profile.counter_file for profile in profiles if profile is not None}) == 4
+    assert {profile.counter_file for profile in profiles if profile is not None} == {"/run/efmoam-lab/counters.json"}
+    assert [profile.action_backend for profile in profiles if profile is not None] == [
+        ActionBackend.BLOCK,
+        ActionBackend.BLOCK,
+        ActionBackend.EXEC,
+        ActionBackend.BLOCK,
+    ]
     assert all(
         profile is not None
         and profile.settings.link_monitoring.local_sf_action.port_action is PortAction.OUT_OF_SERVICE

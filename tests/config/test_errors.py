@@ -291,6 +291,12 @@ def test_required_functions() -> None:
     ]
 
 
+def test_an_action_command_must_split_into_words() -> None:
+    assert problems('defaults:\n  action_backend: exec\n  action_command: "/bin/act \'x"\n') == [
+        "efmoam.yaml:3:19: defaults.action_command: cannot be split into words (no closing quotation)"
+    ]
+
+
 def test_non_finite_numbers() -> None:
     assert problems("defaults:\n  transmit_interval: .nan\n  loopback_timeout: .inf\n") == [
         "efmoam.yaml:2:22: defaults.transmit_interval: must be a number of seconds, not .nan",
@@ -426,6 +432,29 @@ def test_counter_file_and_action_command_are_required() -> None:
     assert problems(text) == [
         "efmoam.yaml:6:5: ports.1.counter_file: required when counter_source is file",
         "efmoam.yaml:6:5: ports.1.action_command: required when action_backend is exec",
+    ]
+
+
+def test_a_value_that_nothing_uses_is_an_error() -> None:
+    text = """\
+        defaults:
+          action_backend: exec
+          action_command: /usr/local/bin/port-action
+        ports:
+          - match: eth0
+            action_backend: block
+          - match: eth1
+            counter_file: /run/counters.json
+          - match: eth2
+            action_backend: down
+            action_command: null
+        """
+    assert problems(text) == [
+        "efmoam.yaml:5:5: ports.0.action_command: only used when action_backend is exec: remove it, or set it to null",
+        "efmoam.yaml:8:19: ports.1.counter_file: only used when counter_source is file: remove it, or set it to null",
+    ]
+    assert problems("defaults:\n  counter_file: /run/counters.json\n") == [
+        "efmoam.yaml:2:17: defaults.counter_file: only used when counter_source is file: remove it, or set it to null"
     ]
 
 

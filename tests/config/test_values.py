@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from efmoam.config import ActionBackend, Config, CounterSource, DaemonConfig, PortProfile, PortRule
-from efmoam.config.model import MissingValue
+from efmoam.config.model import SettingError
 from efmoam.core.linkmon.settings import (
     LinkMonitoringSettings,
     LocalSfAction,
@@ -204,6 +204,7 @@ def test_a_rule_can_turn_off_what_the_defaults_turn_on() -> None:
           - match: eth0
             org_specific_tlv: null
             counter_source: sysfs
+            counter_file: null
             link_monitoring:
               errored_frame: {sd_threshold: null, sf_threshold: 2}
         """
@@ -211,7 +212,7 @@ def test_a_rule_can_turn_off_what_the_defaults_turn_on() -> None:
     profile = only_profile(config)
     assert profile.settings.org_specific_tlv is None
     assert profile.counter_source is CounterSource.SYSFS
-    assert profile.counter_file == "/run/counters"  # kept, unused
+    assert profile.counter_file is None
     assert profile.settings.link_monitoring.errored_frame == MonitorSettings(sf_threshold=2, sd_threshold=None)
 
 
@@ -365,10 +366,14 @@ def test_anchors_and_aliases_work_for_values() -> None:
 
 
 def test_the_model_checks_itself() -> None:
-    with pytest.raises(MissingValue, match="counter_file is required when counter_source is file"):
+    with pytest.raises(SettingError, match="counter_file is required when counter_source is file"):
         PortProfile(counter_source=CounterSource.FILE)
-    with pytest.raises(MissingValue, match="action_command is required when action_backend is exec"):
+    with pytest.raises(SettingError, match="action_command is required when action_backend is exec"):
         PortProfile(action_backend=ActionBackend.EXEC)
+    with pytest.raises(SettingError, match="counter_file is only used when counter_source is file"):
+        PortProfile(counter_file="/run/counters")
+    with pytest.raises(SettingError, match="action_command is only used when action_backend is exec"):
+        PortProfile(action_command="/bin/true")
     with pytest.raises(ValueError, match="must be an absolute path"):
         PortProfile(counter_file="relative")
     with pytest.raises(ValueError, match=r"counter_interval must be between 0\.1 and 60, not 0"):

@@ -39,7 +39,8 @@ def test_flood_of_requests_never_exceeds_ten_per_second() -> None:
     flood(pair)
     pair.run_for(30)
     times = pair.sent_times("a")
-    assert max_in_window(times) == BUDGET  # the flood does fill the budget ...
+    # the flood fills the budget (less the keep-alives' reserve when no keep-alive is due) ...
+    assert BUDGET - 1 <= max_in_window(times) <= BUDGET
     assert_budget(pair)  # ... and never more
     assert pair.a.stats.frames_lost_due_to_oam > 0  # the queue was bounded
     assert pair.both_in(S.SEND_ANY)

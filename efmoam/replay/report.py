@@ -1,0 +1,269 @@
+"""``efmoam replay FILE`` (observe mode): the timeline and the per-speaker summary.
+
+Nothing here depends on click: `run_observe` takes a path and two text streams and
+returns the exit status.
+
+Plain text
+    The timeline, one line per thing that happened (the steady state prints nothing):
+    ``FRAME  TIME  SPEAKER  WHAT``, TIME in seconds since the first record.  Every
+    finding's first occurrence is a line, and so is every occurrence of the timed ones
+    (gaps, silences, bursts).  Then one block per speaker: capabilities, frames per
+    code, the Discovery states it reached and when, time to SEND_ANY, revisions, events,
+    loopbacks, and its findings with the frames that show them.
+
+JSON (``--json``)
+    One document, written as it goes: ``{"schema": 1, "file", "mode": "observe",
+    "limits", "timeline": [...], "summary": {...}, "exit"}``.  Timeline entries have
+    ``frame``, ``time`` (seconds since the epoch, as ``efmoam decode --json``), ``t``
+    (seconds since the first record), ``speaker`` (its id: the MAC, with ``@N`` for
+    pcapng interface N > 0; null for a capture gap), ``what`` and what belongs to it.
+    Event Notification TLVs are rendered as ``efmoam decode --json`` renders them.
+
+Exit status
+    0 no finding, 1 findings, 2 unreadable input (not a capture, damaged, not Ethernet,
+    cannot be opened: what was read before is still reported).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import BinaryIO, TextIO
+
+from efmoam.capture import CaptureError
+from efmoam.decoding import JsonObject, NotEthernetError, format_text, open_records
+from efmoam.replay.findings import KINDS, Limits
+from efmoam.replay.observe import Observer
+
+__all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_UNREADABLE", "observe_file", "render_entry", "run_observe"]
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_UNREADABLE = 2
+
+_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+
+
+def observe_file(
+    source: str | os.PathLike[str],
+    *,
+    limits: Limits | None = None,
+    on_entry: Callable[[JsonObject], None] | None = None,
+    stdin: BinaryIO | None = None,
+) -> tuple[Observer, str]:
+    """Observe the capture `source`; returns the observer and the problem ("" if none)."""
+    observer = Observer(limits, on_entry)
+    name = "<stdin>" if str(source) == "-" and stdin is not None else os.fspath(source)
+    problem = ""
+    try:
+        records = open_records(source, stdin)
+        first = next(records, None)
+        if first is not None:
+            if first.linktype != 1:
+                raise NotEthernetError(first.linktype)
+            observer.run((first,))
+            observer.run(records)
+    except (CaptureError, NotEthernetError) as error:
+        problem = f"{name}: {error}"
+    except OSError as error:
+        problem = f"cannot read {name}: {error.strerror or error}"
+    observer.finish()
+    return observer, problem
+
+
+def exit_status(observer: Observer, problem: str) -> int:
+    if problem:
+        return EXIT_UNREADABLE
+    return EXIT_FINDINGS if observer.finding_total() else EXIT_OK
+
+
+def run_observe(
+    source: str | os.PathLike[str],
+    out: TextIO,
+    err: TextIO,
+    *,
+    json_output: bool = False,
+    limits: Limits | None = None,
+    timeline: bool = True,
+    stdin: BinaryIO | None = None,
+) -> int:
+    """Observe `source`, write the report to `out` and problems to `err`; the exit status."""
+    limits = limits or Limits()
+    start: list[float] = []
+
+    def relative(entry: JsonObject) -> float:
+        if not start:
+            start.append(entry["time"])
+        return float(entry["time"] - start[0])
+
+    if json_output:
+        head = {"schema": 1, "file": os.fspath(source), "mode": "observe", "limits": limits.to_dict()}
+        out.write(_dumps(head)[:-1] + ',"timeline":[')
+        separator = ["\n"]
+
+        def write_json(entry: JsonObject) -> None:
+            entry["t"] = round(relative(entry), 6)
+            out.write(separator[0] + _dumps(entry))
+            separator[0] = ",\n"
+
+        observer, problem = observe_file(source, limits=limits, on_entry=write_json if timeline else None, stdin=stdin)
+        status = exit_status(observer, problem)
+        summary = observer.summary()
+        out.write('\n],"summary":' + json.dumps(summary, indent=1) + ',"exit":%d}\n' % status)  # noqa: UP031
+    else:
+
+        def write_text(entry: JsonObject) -> None:
+            out.write(render_entry(entry, relative(entry)) + "\n")
+
+        if timeline:
+            out.write("FRAME  TIME  SPEAKER  WHAT\n")
+        observer, problem = observe_file(source, limits=limits, on_entry=write_text if timeline else None, stdin=stdin)
+        status = exit_status(observer, problem)
+        summary = observer.summary()
+        out.write(render_summary(summary))
+    out.flush()
+    if problem:
+        err.write(f"efmoam replay: error: {problem}\n")
+        err.flush()
+    return status
+
+
+# -- text -------------------------------------------------------------------------------
+
+
+def _pdu_text(code_name: str, fields: JsonObject) -> str:
+    """The body of an OAMPDU as ``efmoam decode`` prints it (without source and flags)."""
+    line = format_text({"src": "", "flag_names": [], "code_name": code_name, **fields})
+    return line.split("  ", 2)[2]
+
+
+def _event_text(event: JsonObject) -> str:
+    kind = event["kind"]
+    if kind == "event_notification":
+        text = _pdu_text("event_notification", event)
+    elif kind in ("variable_request", "variable_response"):
+        text = _pdu_text(kind, event)
+    elif kind == "organization_specific":
+        text = f"organization_specific  oui={event['oui']} value={event['value'] or '-'}"
+    elif kind == "flag":
+        text = f"flag {event['flag']} {event['change']}"
+    elif kind == "loopback_command":
+        text = f"loopback_control  command={event['command']}"
+    elif kind == "loopback_state":
+        text = f"loopback state {event['state']} (parser={event['parser']} mux={event['mux']})"
+    else:
+        text = kind
+    return text
+
+
+def _capabilities_text(entry: JsonObject) -> str:
+    return (
+        f"{entry['mode']}, config={','.join(entry['oam_config']) or '-'}, pdu={entry['max_pdu_size']},"
+        f" oui={entry['oui']}, vendor={entry['vendor_info']:#010x}, version={entry['oam_version']}"
+    )
+
+
+def _extra(entry: JsonObject, skip: tuple[str, ...]) -> str:
+    extra = [f"{k}={v}" for k, v in entry.items() if k not in skip and k not in _COMMON]
+    return f" ({', '.join(extra)})" if extra else ""
+
+
+_COMMON = ("frame", "time", "t", "speaker", "what")
+
+
+def render_entry(entry: JsonObject, t: float) -> str:
+    """One timeline line."""
+    what = entry["what"]
+    speaker = entry["speaker"] or "-"
+    if what == "speaker":
+        text = f"new speaker on interface {entry['interface']}"
+    elif what == "capabilities":
+        text = f"advertises {_capabilities_text(entry)}, revision {entry['revision']}"
+    elif what == "revision":
+        changed = entry.get("changed")
+        text = f"revision {entry['revision']}" + (f": {', '.join(changed)} changed" if changed else "")
+    elif what == "state":
+        text = f"state {entry['state']}"
+        if entry.get("inferred"):
+            text += " (inferred: fell back to ACTIVE_SEND_LOCAL)"
+        if "after" in entry:
+            text += f" ({entry['after']:.3f} s after Discovery began)"
+    elif what == "event":
+        text = _event_text(entry["event"])
+    elif what == "duplicate_event":
+        text = f"duplicate event_notification  seq={entry['sequence']}"
+    elif what == "finding":
+        text = f"FINDING {entry['kind']}: {entry['detail']}" + _extra(entry, ("kind", "detail"))
+    elif what == "capture_gap":
+        text = f"CAPTURE GAP: no frame for {entry['seconds']:.3f} s after frame {entry['after_frame']}"
+    else:
+        text = what + _extra(entry, ())
+    return f"{entry['frame']}  {t:.6f}  {speaker}  {text}"
+
+
+def _frames_text(frames: list[int], count: int, last: int) -> str:
+    shown = ", ".join(str(f) for f in frames)
+    if count * 2 > len(frames) and last not in frames:
+        shown += f", ... {last}"
+    return shown
+
+
+def render_summary(summary: JsonObject) -> str:
+    """The per-speaker summary after the timeline."""
+    lines = [""]
+    speakers = summary["speakers"]
+    lines.append(
+        f"{summary['records']} records, {summary['oampdus']} OAMPDUs, {summary['malformed']} malformed,"
+        f" {summary['not_oam']} other frames; {len(speakers)} speakers; {summary['duration']:.3f} s"
+    )
+    for gap in summary["gaps"]:
+        lines.append(f"capture gap: {gap['seconds']:.3f} s between frames {gap['after_frame']} and {gap['frame']}")
+    for speaker_id, s in speakers.items():
+        lines.append("")
+        caps = s["capabilities"]
+        lines.append(f"{speaker_id}: " + (_capabilities_text(caps) if caps else "no Local Information TLV seen"))
+        counts = ", ".join(f"{code} {n}" for code, n in s["counts"].items())
+        lines.append(
+            f"  frames {s['first_frame']}..{s['last_frame']} ({s['first_time']:.3f}..{s['last_time']:.3f} s): {counts}"
+        )
+        states = ", ".join(
+            f"{st['state']}{'?' if st.get('inferred') else ''} at {st['time']:.3f} (frame {st['frame']})"
+            for st in s["states"]
+        )
+        lines.append(f"  states: {states or '-'}")
+        to_any = s["time_to_send_any"]
+        lines.append(
+            "  time to SEND_ANY: " + (f"{to_any:.3f} s" if to_any is not None else "not seen (no Discovery captured)")
+        )
+        revisions = ", ".join(f"{r['revision']} (frame {r['frame']})" for r in s["revisions"])
+        lines.append(f"  revisions: {revisions or '-'}")
+        events = s["events"]
+        if events:
+            lines.append(f"  events ({len(events) + s['events_dropped']}):")
+            lines.extend(f"    {e['frame']}  {e['time']:.3f}  {_event_text(e)}" for e in events)
+        for lb in s["loopbacks"]:
+            lines.append(
+                f"  loopback: enable at frame {lb['enable_frame']}, peer looping at {lb['looping_frame']},"
+                f" disable at {lb['disable_frame']}, ended at {lb['ended_frame']}"
+            )
+        findings = s["findings"]
+        if findings:
+            total = sum(f["count"] for f in findings)
+            lines.append(f"  findings ({total}):")
+            for f in findings:
+                lines.append(
+                    f"    {f['kind']} x{f['count']}: {f['detail']}"
+                    f" (frames {_frames_text(f['frames'], f['count'], f['last_frame'])})"
+                )
+        else:
+            lines.append("  findings: none")
+    total = summary["findings"]
+    lines.append("")
+    lines.append(f"{total} findings" if total else "no findings")
+    return "\n".join(lines) + "\n"
+
+
+def kinds_help() -> str:
+    """The finding kinds, one per line (for --help texts and docs)."""
+    return "\n".join(f"{kind}: {text}" for kind, text in KINDS.items())
