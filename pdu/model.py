@@ -20,22 +20,20 @@ from pdu.enums import Code, EventTlvType, Flag, InfoTlvType, OamConfig
 
 
 def _flag(value: int) -> Flag:
-    # Flag(value) costs about 1 us on CPython 3.11; the member map is a dict lookup
-    member = Flag._value2member_map_.get(value)
-    if member is not None:
-        return member  # type: ignore[return-value]
-    if not 0 <= value <= 0xFFFF:  # IntFlag would turn -1 into every named bit
+    # checked first: IntFlag turns -1 into every named bit, and keeps such a value in its
+    # member map once anything has made one; Flag(value) costs about 1 us on CPython 3.11,
+    # the member map is a dict lookup
+    if not 0 <= value <= 0xFFFF:
         raise ValueError(f"flags {value} do not fit in 16 bits")
-    return Flag(value)
+    member = Flag._value2member_map_.get(value)
+    return member if member is not None else Flag(value)  # type: ignore[return-value]
 
 
 def _oam_config(value: int) -> OamConfig:
-    member = OamConfig._value2member_map_.get(value)
-    if member is not None:
-        return member  # type: ignore[return-value]
     if not 0 <= value <= 0xFF:
         raise ValueError(f"OAM configuration {value} does not fit in 8 bits")
-    return OamConfig(value)
+    member = OamConfig._value2member_map_.get(value)
+    return member if member is not None else OamConfig(value)  # type: ignore[return-value]
 
 
 def format_oui(oui: int) -> str:
