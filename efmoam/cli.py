@@ -251,5 +251,101 @@ def loopback(port: str, action: str, socket_path: str) -> None:
     click.echo(f"{port}: loopback {result['loopback'] if isinstance(result, dict) else result}")
 
 
+@main.command()
+@click.argument("capture", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--json", "json_output", is_flag=True, help="JSON for programs instead of text.")
+@click.option("--summary-only", is_flag=True, help="Observe mode: the summary without the timeline.")
+@click.option("--check", is_flag=True, help="Compare with the expectations file (NAME.expect.json beside CAPTURE).")
+@click.option("--expect", "expect_path", type=click.Path(dir_okay=False), help="--check against this file instead.")
+@click.option("--write-expect", is_flag=True, help="Write the expectations file from what replay finds.")
+@click.option(
+    "--keepalive",
+    type=click.FloatRange(0.1, 10.0),
+    default=1.0,
+    show_default=True,
+    help="Seconds of the speakers' pdu_timer (a gap over twice this, +10%, is a late keep-alive).",
+)
+@click.option(
+    "--lost-link",
+    type=click.FloatRange(0.2, 100.0),
+    default=5.0,
+    show_default=True,
+    help="Seconds of silence after which a peer restarts Discovery.",
+)
+@click.option("--as", "as_mac", metavar="MAC", help="Play mode: our engine plays MAC against the other speaker.")
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Play mode: configure our engine from this file instead of from the capture.",
+)
+@click.option("--port", "port_name", help="Play mode: the port of --config whose settings to use.")
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(0.0, 60.0),
+    default=1.0,
+    show_default=True,
+    help="Play mode: seconds by which our engine may differ from MAC before it is a divergence.",
+)
+@click.option("--to", "to_iface", metavar="IFACE", help="Transmit mode: send a speaker's frames on IFACE (root).")
+@click.option("--from", "from_mac", metavar="MAC", help="Transmit mode: the speaker whose frames to send.")
+def replay(
+    capture: str, json_output: bool, summary_only: bool, check: bool, expect_path: str | None, write_expect: bool,
+    keepalive: float, lost_link: float, as_mac: str | None, config_path: str | None, port_name: str | None,
+    tolerance: float, to_iface: str | None, from_mac: str | None,
+) -> None:  # fmt: skip
+    """Replay the pcap or pcapng file CAPTURE ("-": standard input) through the OAM engine.
+
+    Observe mode (default): reconstruct every OAM speaker (source MAC, per pcapng
+    interface): Discovery states over time, revisions, capabilities, events, loopback,
+    and findings against IEEE 802.3 Clause 57, each with the frames that show it.  A
+    timeline and a summary per speaker.  Exit status 0 clean, 1 findings, 2 unreadable.
+
+    --as MAC: feed the other speaker's frames into our engine configured as MAC and
+    report where our engine diverges from what MAC sent (0 none, 1 divergences).
+
+    --to IFACE [--from MAC]: send one speaker's frames on IFACE with their original
+    timing (root), for a live peer to be tested against the recording.
+    """
+    from efmoam.replay.findings import Limits  # noqa: PLC0415 - imports scapy
+
+    check = check or expect_path is not None  # --expect FILE implies --check
+    if sum(map(bool, (check or write_expect, as_mac, to_iface))) > 1:
+        raise click.UsageError("--check/--write-expect, --as and --to are different modes: choose one")
+    if (config_path or port_name) and not as_mac:
+        raise click.UsageError("--config and --port belong to play mode (--as MAC)")
+    if from_mac and not to_iface:
+        raise click.UsageError("--from belongs to transmit mode (--to IFACE)")
+    limits = Limits(keepalive=keepalive, lost_link=lost_link)
+    with exit_quietly_on_broken_pipe():
+        if to_iface:
+            from efmoam.replay.transmit import run_transmit  # noqa: PLC0415
+
+            status = run_transmit(capture, to_iface, sys.stdout, sys.stderr, from_mac=from_mac)
+        elif as_mac:
+            from efmoam.replay.play import run_play  # noqa: PLC0415
+
+            status = run_play(
+                capture, as_mac, sys.stdout, sys.stderr, json_output=json_output, limits=limits,
+                tolerance=tolerance, config_path=config_path, port_name=port_name,
+            )  # fmt: skip
+        elif check or write_expect:
+            from efmoam.replay.report import run_check  # noqa: PLC0415
+
+            status = run_check(
+                capture, sys.stdout, sys.stderr, expect_path=expect_path, write=write_expect,
+                json_output=json_output, limits=limits,
+            )  # fmt: skip
+        else:
+            from efmoam.replay.report import run_observe  # noqa: PLC0415
+
+            status = run_observe(
+                capture, sys.stdout, sys.stderr, json_output=json_output, limits=limits,
+                timeline=not summary_only, stdin=sys.stdin.buffer,
+            )  # fmt: skip
+    sys.exit(status)
+
+
 if __name__ == "__main__":
     main()

@@ -52,7 +52,7 @@ def _monitor_block(title: str, name: str, monitor: dict[str, Any]) -> list[str]:
         *_window(name, monitor),
         _field("  State", monitor["state"]),
         _field("  Errors (last)", "-" if monitor["errors_last_window"] is None else monitor["errors_last_window"]),
-        _field("  Running Totals", f"{monitor['error_running_total']} errors, {monitor['event_running_total']} events"),
+        _field("  Running Totals", f"errors {monitor['error_running_total']}, events {monitor['event_running_total']}"),
     ]
 
 
@@ -67,7 +67,7 @@ MONITOR_TITLES = {
     "errored_frame": "Errored Frame",
     "errored_frame_period": "Errored Frame Period",
     "errored_symbol_period": "Errored Symbol Period",
-    "errored_frame_seconds_summary": "Errored Frame Seconds Summary",
+    "errored_frame_seconds": "Errored Frame Seconds Summary",
 }
 
 
@@ -125,7 +125,7 @@ def render_port(view: dict[str, Any]) -> str:
     monitors = lm["monitors"]
     blocks = {name: _monitor_block(MONITOR_TITLES[name], name, monitors[name]) for name in MONITOR_TITLES}
     lines += _side_by_side(blocks["errored_frame"], blocks["errored_frame_period"])
-    lines += _side_by_side(blocks["errored_symbol_period"], blocks["errored_frame_seconds_summary"])
+    lines += _side_by_side(blocks["errored_symbol_period"], blocks["errored_frame_seconds"])
     service = "out of service" if view["out_of_service"] else "in service"
     reasons = f" ({_join(view['out_of_service_reasons'])})" if view["out_of_service"] else ""
     lines += [

@@ -14,6 +14,8 @@ fails is logged once per error and the port keeps running without that sample.
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import selectors
 import signal
 import socket
@@ -74,6 +76,7 @@ class PortRuntime:
     action_error: str | None = None
     action_retry_at: float | None = None
     counter_error: str | None = None
+    deadline: float | None = None  #: when the loop must next look at this port
 
 
 class Daemon:
@@ -97,6 +100,8 @@ class Daemon:
         self._stop = False
         self._reload = False
         self._next_poll = 0.0
+        self._deadlines: list[tuple[float, int, str]] = []  # a heap; stale entries are skipped
+        self._pushes = itertools.count()
         self._links: LinkMonitor | None = None
         self._control: ControlServer | None = None
 
@@ -154,27 +159,44 @@ class Daemon:
         notify("READY=1", f"STATUS={self._status()}")
         self.journal.log("notice", "started", ports=len(self.ports), control=self.config.daemon.control_socket)
 
-    def _next_wakeup(self, now: float) -> float | None:
-        deadlines = [self._next_poll] if self.ports else []
-        for runtime in self.ports.values():
-            deadline = runtime.port.next_deadline()
+    def _touch(self, runtime: PortRuntime) -> None:
+        """Note when the loop must next look at this port (after anything changed it)."""
+        deadlines = [d for d in (runtime.port.next_deadline(), runtime.action_retry_at) if d is not None]
+        deadline = min(deadlines, default=None)
+        if deadline != runtime.deadline:
+            runtime.deadline = deadline
             if deadline is not None:
-                deadlines.append(deadline)
-            if runtime.action_retry_at is not None:
-                deadlines.append(runtime.action_retry_at)
+                heapq.heappush(self._deadlines, (deadline, next(self._pushes), runtime.name))
+
+    def _earliest(self) -> tuple[float, PortRuntime] | None:
+        """The port due first, dropping heap entries that no longer hold."""
+        while self._deadlines:
+            deadline, _, name = self._deadlines[0]
+            runtime = self.ports.get(name)
+            if runtime is not None and runtime.deadline == deadline:
+                return deadline, runtime
+            heapq.heappop(self._deadlines)
+        return None
+
+    def _next_wakeup(self, now: float) -> float | None:
+        earliest = self._earliest()
+        deadlines = [self._next_poll] if self.ports else []
+        if earliest is not None:
+            deadlines.append(earliest[0])
         return min(deadlines, default=None)
 
     def _run_due(self, now: float) -> None:
         if now >= self._next_poll:
             self._poll_counters(now)
             self._next_poll = now + self.config.daemon.counter_interval
-        for runtime in self.ports.values():
-            deadline = runtime.port.next_deadline()
-            if deadline is not None and deadline <= now:
-                runtime.port.handle_timer(now=now)
+        while (earliest := self._earliest()) is not None and earliest[0] <= now:
+            heapq.heappop(self._deadlines)
+            runtime = earliest[1]
+            runtime.deadline = None
+            runtime.port.handle_timer(now=now)
             if runtime.action_retry_at is not None and runtime.action_retry_at <= now:
                 self._apply_action(runtime, now)
-        self._flush(now)
+            self._flush_port(runtime, now)
 
     # -- ports -------------------------------------------------------------------------
 
@@ -226,7 +248,9 @@ class Daemon:
             provides=",".join(sorted(counters.provides(link.name))) or "none", action=runtime.actions.name,
         )  # fmt: skip
 
-    def _remove_port(self, name: str, why: str) -> None:
+    def _remove_port(self, name: str, why: str, release: bool = False) -> None:
+        """Stop managing a port; `release` also undoes its actions and forgets its state
+        (the configuration no longer names it), otherwise its state is kept for its return."""
         runtime = self.ports.pop(name, None)
         if runtime is None:
             return
@@ -234,7 +258,17 @@ class Daemon:
         runtime.sock.close()
         with contextlib.suppress(Exception):
             runtime.counters.close()
-        self._save_port(runtime)
+        if release:
+            try:
+                runtime.actions.return_to_service(name)
+                apply_loopback(name, ParserAction.FORWARD, 0)
+            except ActionError as exc:
+                self.journal.log("error", "action not undone", port=name, error=exc)
+            self.state.ports.pop(name, None)
+            with contextlib.suppress(OSError):
+                self.state.save()
+        else:
+            self._save_port(runtime)
         self.journal.log("info", "port removed", port=name, reason=why)
 
     def _on_link_events(self, now: float) -> None:
@@ -298,6 +332,7 @@ class Daemon:
                 self._log_output(runtime, output)
         if save:
             self._save_port(runtime)
+        self._touch(runtime)
 
     def _log_output(self, runtime: PortRuntime, output: Any) -> None:
         name = runtime.name
@@ -384,6 +419,7 @@ class Daemon:
                 continue
             runtime.counter_error = None
             runtime.port.on_counters(sample, now=now)
+            self._flush_port(runtime, now)
 
     # -- state -------------------------------------------------------------------------
 
@@ -489,7 +525,7 @@ class Daemon:
             profile = None if link is None else config.profile_for(name, physical=link.kind is None)
             runtime = self.ports[name]
             if profile is None:
-                self._remove_port(name, "no longer configured")
+                self._remove_port(name, "no longer configured", release=True)
             elif profile != runtime.profile:
                 self._reprofile(runtime, profile, now)
         for link in links.values():

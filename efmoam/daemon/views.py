@@ -95,7 +95,7 @@ def _monitors_view(port: OamPort) -> dict[str, Any]:
     view: dict[str, Any] = {}
     for kind, monitor in monitoring.monitors.items():
         settings = monitor.settings
-        view[kind.value.replace("-", "_")] = {
+        view[monitoring.settings.key(kind)] = {
             "enabled": settings.enabled,
             "event_notification": settings.event_notification,
             "sf_threshold": settings.sf_threshold,

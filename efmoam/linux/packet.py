@@ -27,6 +27,7 @@ SO_ATTACH_FILTER = 26
 SO_LOCK_FILTER = 44
 SLOW_PROTOCOLS_MULTICAST = bytes.fromhex("0180c2000002")
 MAX_FRAME = 2048
+_GONE = frozenset({errno.ENETDOWN, errno.ENXIO, errno.ENODEV})  # errors of a port that went down or away
 
 # classic BPF opcodes
 _LD_W_ABS, _LD_H_ABS, _LD_B_ABS = 0x20, 0x28, 0x30
@@ -67,6 +68,7 @@ class OamSocket:
     def __init__(self, ifname: str) -> None:
         self.ifname = ifname
         self.send_errors = 0  #: frames the kernel refused (port down, no buffer)
+        self.receive_errors = 0  #: reads that found the port down or gone
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_SLOW))
         try:
             fprog, keep = _sock_fprog(_program())
@@ -96,7 +98,7 @@ class OamSocket:
         try:
             self._sock.send(frame)
         except OSError as exc:
-            if exc.errno not in (errno.ENETDOWN, errno.ENOBUFS, errno.EAGAIN, errno.ENXIO, errno.ENODEV):
+            if exc.errno not in _GONE | {errno.ENOBUFS, errno.EAGAIN}:
                 raise
             self.send_errors += 1
             return False
@@ -111,6 +113,10 @@ class OamSocket:
                 frames.append(recv(MAX_FRAME))
         except BlockingIOError:
             pass
+        except OSError as exc:  # the port went down or away: link events say the rest
+            if exc.errno not in _GONE:
+                raise
+            self.receive_errors += 1
         return frames
 
     def drain(self) -> int:

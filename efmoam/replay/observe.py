@@ -28,13 +28,13 @@ returns the very same object for an identical frame.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
 from efmoam.capture import CaptureRecord
-from efmoam.core.discovery import DiscoveryState
 from efmoam.decoding import ETHERNET, JsonObject, flag_names, oam_config_names, pdu_to_dict, tlv_to_dict
 from efmoam.replay.findings import KINDS, Finding, Limits
 from pdu import (
@@ -64,12 +64,13 @@ from pdu.enums import HEADER_LENGTH, MAX_OAMPDU_SIZE, MIN_FRAME_LENGTH, SLOW_PRO
 
 __all__ = ["CODE_NAMES", "Observer", "Speaker", "infer_state", "implausibilities"]
 
-S = DiscoveryState
-FAULT = S.FAULT.value
-ACTIVE_SEND_LOCAL = S.ACTIVE_SEND_LOCAL.value
-SEND_LOCAL_REMOTE = S.SEND_LOCAL_REMOTE.value
-SEND_LOCAL_REMOTE_OK = S.SEND_LOCAL_REMOTE_OK.value
-SEND_ANY = S.SEND_ANY.value
+# The values of efmoam.core.DiscoveryState (importing the engine costs 0.1 s of start-up;
+# a test checks that the names agree).
+FAULT = "FAULT"
+ACTIVE_SEND_LOCAL = "ACTIVE_SEND_LOCAL"
+SEND_LOCAL_REMOTE = "SEND_LOCAL_REMOTE"
+SEND_LOCAL_REMOTE_OK = "SEND_LOCAL_REMOTE_OK"
+SEND_ANY = "SEND_ANY"
 _AFTER_DISCOVERY = frozenset({SEND_LOCAL_REMOTE, SEND_LOCAL_REMOTE_OK, SEND_ANY})
 
 #: code -> name, as ``efmoam decode`` names them; a reserved code is "unsupported"
@@ -81,13 +82,22 @@ _MUX_NAMES = ("fwd", "discard")
 
 _ETHERTYPE = SLOW_PROTOCOLS_ETHERTYPE.to_bytes(2, "big")
 _CRITICAL = int(Flag.LINK_FAULT | Flag.DYING_GASP | Flag.CRITICAL_EVENT)
-_CRITICAL_NAMES = ((int(Flag.LINK_FAULT), "link_fault"), (int(Flag.DYING_GASP), "dying_gasp"),
-                   (int(Flag.CRITICAL_EVENT), "critical_event"))  # fmt: skip
+_CRITICAL_NAMES = (
+    (int(Flag.LINK_FAULT), "link_fault"),
+    (int(Flag.DYING_GASP), "dying_gasp"),
+    (int(Flag.CRITICAL_EVENT), "critical_event"),
+)
 _EVALUATING_AND_STABLE = int(Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE)
+# plain ints: an IntFlag operand makes every & an enum operation
+_LINK_FAULT, _DYING_GASP = int(Flag.LINK_FAULT), int(Flag.DYING_GASP)
+_LOCAL_STABLE, _REMOTE_STABLE = int(Flag.LOCAL_STABLE), int(Flag.REMOTE_STABLE)
+_ACTIVE, _LINK_EVENTS = int(OamConfig.ACTIVE), int(OamConfig.LINK_EVENTS)
+_REMOTE_LOOPBACK, _VARIABLE_RETRIEVAL = int(OamConfig.REMOTE_LOOPBACK), int(OamConfig.VARIABLE_RETRIEVAL)
 _RESERVED_FLAGS = 0xFF80
 _EVENT_DATA_OFFSET = HEADER_LENGTH + 2  # after the sequence number
 _MAX_FRAME = MAX_OAMPDU_SIZE - 4
 _EPSILON = 1e-6  # seconds: timestamps written with microseconds
+_RECENT = 4  # speakers per interface whose steady frame is compared before decoding
 
 #: per-speaker caps on what the summary keeps (the timeline has everything)
 MAX_STATES = 1000
@@ -97,11 +107,24 @@ MAX_FINDINGS = 1000  #: distinct (kind, detail) per speaker; more are counted un
 MAX_GAPS = 1000
 
 #: finding kinds whose every occurrence is a timeline line (the others: the first one)
-_EVERY_OCCURRENCE = frozenset({
-    "keepalive_late", "silence", "capture_gap", "lost_link_ignored", "implausible_event", "duplicate_event_differs",
-    "revision_not_increased", "code_not_allowed", "reserved_code",
-})  # fmt: skip
-_TLV_FIELDS = tuple(a.name for a in attrs.fields(InfoTlv) if a.name not in ("type", "revision"))
+_EVERY_OCCURRENCE = frozenset(
+    {
+        "keepalive_late",
+        "silence",
+        "capture_gap",
+        "lost_link_ignored",
+        "implausible_event",
+        "duplicate_event_differs",
+        "revision_not_increased",
+        "code_not_allowed",
+        "reserved_code",
+    }
+)
+#: what an Information TLV says (all but its type), and its content (all but the revision)
+_INFORMATION_FIELDS = tuple(a.name for a in attrs.fields(InfoTlv) if a.name != "type")
+_TLV_FIELDS = tuple(name for name in _INFORMATION_FIELDS if name != "revision")
+_information = operator.attrgetter(*_INFORMATION_FIELDS)  # InfoTlv.same_information, without attrs.evolve
+_content = operator.attrgetter(*_TLV_FIELDS)
 
 # Plausibility bounds of link event fields (57.5.3; protocol.md section 6).
 #: a symbol window covers at least one second (57.5.3.1); fewer symbols than this are
@@ -126,11 +149,11 @@ def infer_state(pdu: Information) -> str | None:
                 remote = True
     flags = int(pdu.flags)
     if not local:
-        return FAULT if flags & Flag.LINK_FAULT and not pdu.tlvs else None
+        return FAULT if flags & _LINK_FAULT and not pdu.tlvs else None
     if not remote:
         return ACTIVE_SEND_LOCAL
-    if flags & _EVALUATING_AND_STABLE == Flag.LOCAL_STABLE:
-        return SEND_ANY if flags & Flag.REMOTE_STABLE else SEND_LOCAL_REMOTE_OK
+    if flags & _EVALUATING_AND_STABLE == _LOCAL_STABLE:
+        return SEND_ANY if flags & _REMOTE_STABLE else SEND_LOCAL_REMOTE_OK
     return SEND_LOCAL_REMOTE
 
 
@@ -207,11 +230,9 @@ class Speaker:
         "flags",
         "id",
         "interface",
-        "last_code",
         "last_event",
         "last_event_entry",
         "last_frame",
-        "last_pdu",
         "last_time",
         "local",
         "local_frame",
@@ -230,6 +251,7 @@ class Speaker:
         "state",
         "states",
         "states_dropped",
+        "steady",
         "totals",
     )
 
@@ -239,10 +261,9 @@ class Speaker:
         self.id = mac if interface == 0 else f"{mac}@{interface}"
         self.first_frame = self.last_frame = number
         self.first_time = self.last_time = time
-        self.last_pdu: Oampdu | None = None  # the Information OAMPDU whose repeats are the steady state
-        self.last_code = 0
-        self.repeats = 0  # frames identical to last_pdu not yet in counts
-        self.repeat_findings: list[Finding] = []  # findings every repeat of last_pdu shows again
+        self.steady: bytes | None = None  # the Information OAMPDU whose repeats are the steady state
+        self.repeats = 0  # repeats of `steady` not yet in counts
+        self.repeat_findings: list[Finding] = []  # findings every repeat of `steady` shows again
         self.counts: dict[int | str, int] = {}
         self.ring = [float("-inf")] * rate  # times of the last `rate` OAMPDUs
         self.ring_index = 0
@@ -273,7 +294,7 @@ class Speaker:
         """ "active" or "passive" as advertised, None before a Local TLV."""
         if self.advertised is None:
             return None
-        return "active" if self.advertised.oam_config & OamConfig.ACTIVE else "passive"
+        return "active" if int(self.advertised.oam_config) & _ACTIVE else "passive"
 
     def finding_counts(self) -> dict[str, int]:
         """Occurrences per finding kind, in the order of `KINDS`."""
@@ -285,18 +306,19 @@ class Speaker:
     def flush(self) -> None:
         """Count the repeats of the steady state."""
         if self.repeats:
-            self.counts[self.last_code] = self.counts.get(self.last_code, 0) + self.repeats
+            self.counts[Code.INFORMATION] = self.counts.get(Code.INFORMATION, 0) + self.repeats
             self.repeats = 0
 
 
 class _Interface:
     """One capture interface: its speakers and its gaps."""
 
-    __slots__ = ("gap_start", "id", "last_frame", "last_time", "speakers")
+    __slots__ = ("gap_start", "id", "last_frame", "last_time", "recent", "speakers")
 
     def __init__(self, interface: int, time: float) -> None:
         self.id = interface
         self.speakers: dict[str, Speaker] = {}
+        self.recent: list[Speaker] = []  # the speakers with a steady state, latest first (a few)
         self.last_time = time
         self.last_frame = 0
         self.gap_start = float("-inf")  # when the latest capture gap began
@@ -339,13 +361,12 @@ class Observer:
 
     # -- the per-frame loop --------------------------------------------------------------
 
-    def run(self, records: Iterable[CaptureRecord]) -> None:
+    def run(self, records: Iterable[CaptureRecord]) -> None:  # noqa: PLR0915 - the per-frame loop, in locals
         """Observe `records` (in capture order).
 
         Raises whatever iterating `records` raises (CaptureError, OSError), after
         observing the records before.
         """
-        decode = self._decoder.decode
         counters = self.counters
         ethertype = _ETHERTYPE
         limits = self.limits
@@ -356,7 +377,7 @@ class Observer:
         slow = self._slow
         iface: _Interface | None = None
         iface_id = -1
-        table: dict[str, Speaker] = {}
+        recent: list[Speaker] = []
         count = 0
         t = 0.0
         try:
@@ -366,32 +387,27 @@ class Observer:
                 if record.interface != iface_id or iface is None:
                     iface_id = record.interface
                     iface = self._interface(record)
-                    table = iface.speakers
-                if t - iface.last_time > lost_link:
+                    recent = iface.recent
+                if t - iface.last_time > lost_link and iface.speakers:
                     self._capture_gap(iface, record)
                 iface.last_time = t
                 iface.last_frame = record.number
-                if record.linktype != ETHERNET:
-                    counters.not_ethernet += 1
-                    continue
                 data = record.data
-                # another EtherType or a VLAN tag: not an OAMPDU (shorter frames go to decode)
-                if not data.startswith(ethertype, 12) and len(data) >= 14:
-                    counters.not_oam += 1
-                    continue
-                try:
-                    pdu = decode(data)
-                except DecodeError as error:
-                    if error.reason.not_oampdu:
-                        counters.not_oam += 1
+                # the steady state: a speaker repeats its last Information OAMPDU, in time
+                # (compared octet for octet, before any decoding; no object is made)
+                for speaker in recent:
+                    if data == speaker.steady:
+                        break
+                else:
+                    speaker = None
+                if speaker is None or t - speaker.last_time > gap_limit or record.linktype != ETHERNET:
+                    if record.linktype != ETHERNET:
+                        counters.not_ethernet += 1
+                    elif not data.startswith(ethertype, 12) and len(data) >= 14:
+                        counters.not_oam += 1  # another EtherType or a VLAN tag: not an OAMPDU
                     else:
-                        self._malformed(iface, record, error)
+                        slow(iface, speaker, record)
                     continue
-                speaker = table.get(pdu.src)
-                if speaker is None or pdu is not speaker.last_pdu or t - speaker.last_time > gap_limit:
-                    slow(iface, speaker, record, pdu)
-                    continue
-                # the steady state: the speaker repeats its last Information OAMPDU in time
                 ring = speaker.ring
                 i = speaker.ring_index
                 if t - ring[i] < rate_period:
@@ -417,22 +433,38 @@ class Observer:
             iface = self._interfaces[record.interface] = _Interface(record.interface, record.time)
         return iface
 
-    def _slow(self, iface: _Interface, speaker: Speaker | None, record: CaptureRecord, pdu: Oampdu) -> None:
-        """Everything but the steady state: a new speaker, a new frame, a gap."""
+    def _slow(self, iface: _Interface, steady: Speaker | None, record: CaptureRecord) -> None:
+        """Everything but the steady state: a new frame, a new speaker, a gap.
+
+        `steady` is the speaker whose steady-state frame this is, when it came late.
+        """
         t, number = record.time, record.number
+        pdu: Oampdu | None = None
+        speaker = steady
         if speaker is None:
+            try:
+                pdu = self._decoder.decode(record.data)
+            except DecodeError as error:
+                if error.reason.not_oampdu:
+                    self.counters.not_oam += 1
+                else:
+                    self._malformed(iface, record, error)
+                return
+            speaker = iface.speakers.get(pdu.src)
+        if speaker is None:
+            assert pdu is not None
             speaker = self._new_speaker(iface, pdu.src, record)
         else:
             self._check_gap(iface, speaker, record)
             self._check_rate(speaker, record)
         speaker.flush()
-        speaker.counts[pdu.code] = speaker.counts.get(pdu.code, 0) + 1
-        if pdu is speaker.last_pdu:
+        if pdu is None:  # the steady frame, late
+            speaker.counts[Code.INFORMATION] = speaker.counts.get(Code.INFORMATION, 0) + 1
             for finding in speaker.repeat_findings:
                 finding.add((number,), t)
         else:
+            speaker.counts[pdu.code] = speaker.counts.get(pdu.code, 0) + 1
             self._analyse(iface, speaker, record, pdu)
-        speaker.last_code = pdu.code
         speaker.last_time = t
         speaker.last_frame = number
 
@@ -455,8 +487,9 @@ class Observer:
     def _rate_exceeded(self, speaker: Speaker, record: CaptureRecord) -> None:
         ring, i = speaker.ring, speaker.ring_index
         span = record.time - ring[i]
-        self._find(speaker, record, "rate_exceeded", f"more than {self.limits.rate} OAMPDUs in one second",
-                   span=round(span, 6))  # fmt: skip
+        self._find(
+            speaker, record, "rate_exceeded", f"more than {self.limits.rate} OAMPDUs in one second", span=round(span, 6)
+        )
 
     def _capture_gap(self, iface: _Interface, record: CaptureRecord) -> None:
         """No frame at all on the interface for longer than the lost-link time."""
@@ -473,8 +506,17 @@ class Observer:
         else:
             self.gaps_dropped += 1
         if self.on_entry is not None:
-            self.on_entry({"frame": record.number, "time": record.time, "speaker": None, "what": "capture_gap",
-                           "after_frame": iface.last_frame, "seconds": gap["seconds"]})  # fmt: skip
+            self.on_entry(
+                {
+                    "frame": record.number,
+                    "time": record.time,
+                    "t": self._relative(record.time),
+                    "speaker": None,
+                    "what": "capture_gap",
+                    "after_frame": iface.last_frame,
+                    "seconds": gap["seconds"],
+                }
+            )
 
     def _check_gap(self, iface: _Interface, speaker: Speaker, record: CaptureRecord) -> None:
         """The speaker's silence since its last frame, if longer than a keep-alive."""
@@ -485,23 +527,41 @@ class Observer:
         frames = (speaker.last_frame, record.number)
         seconds = round(gap, 6)
         if gap <= limits.lost_link:
-            self._find(speaker, record, "keepalive_late", f"no OAMPDU for more than {limits.keepalive_limit:g} s",
-                       frames=frames, seconds=seconds)  # fmt: skip
+            self._find(
+                speaker,
+                record,
+                "keepalive_late",
+                f"no OAMPDU for more than {limits.keepalive_limit:g} s",
+                frames=frames,
+                seconds=seconds,
+            )
             return
         if iface.gap_start >= speaker.last_time:
-            self._find(speaker, record, "capture_gap", "the capture has no frames for longer than the lost-link time",
-                       frames=frames, seconds=seconds)  # fmt: skip
-        elif self._should_send(iface, speaker, record.time):
-            self._find(speaker, record, "silence", f"no OAMPDU for more than the lost-link time ({limits.lost_link:g} s)",
-                       frames=frames, seconds=seconds)  # fmt: skip
+            self._find(
+                speaker,
+                record,
+                "capture_gap",
+                "the capture has no frames for longer than the lost-link time",
+                frames=frames,
+                seconds=seconds,
+            )
+        elif self._should_send(iface, speaker):
+            self._find(
+                speaker,
+                record,
+                "silence",
+                f"no OAMPDU for more than the lost-link time ({limits.lost_link:g} s)",
+                frames=frames,
+                seconds=seconds,
+            )
             peer = self._peer(iface, speaker)
             if peer is not None:
                 self._check_lost_link_noticed(peer, speaker, record)
         self._forget(speaker)
 
-    def _should_send(self, iface: _Interface, speaker: Speaker, until: float) -> bool:
+    def _should_send(self, iface: _Interface, speaker: Speaker) -> bool:
         """Whether the speaker had to send during its silence that began at `last_time`."""
-        if speaker.flags is not None and speaker.flags & Flag.DYING_GASP:
+        if speaker.flags is not None and speaker.flags & _DYING_GASP:
             return False  # it said it was going away
         if speaker.mode != "passive":
             return True
@@ -514,10 +574,12 @@ class Observer:
         since = peer.send_any_since
         if peer.state == SEND_ANY and since is not None and since <= expired and peer.last_time > expired:
             self._find(
-                peer, record, "lost_link_ignored",
+                peer,
+                record,
+                "lost_link_ignored",
                 f"stayed in SEND_ANY while {silent.id} was silent for longer than the lost-link time",
                 frames=(silent.last_frame, peer.last_frame),
-            )  # fmt: skip
+            )
 
     def _forget(self, speaker: Speaker) -> None:
         """After a long silence: the peer restarted Discovery, the speaker may have restarted."""
@@ -525,7 +587,7 @@ class Observer:
         speaker.last_event = speaker.last_event_entry = None
         speaker.totals = {}
         speaker.loop_open = None
-        speaker.last_pdu = None
+        speaker.steady = None
 
     # -- frames ------------------------------------------------------------------------
 
@@ -545,7 +607,6 @@ class Observer:
         speaker.counts["malformed"] = speaker.counts.get("malformed", 0) + 1
         detail = f"{error.reason.value}" + (f": {error.detail}" if error.detail else "")
         self._find(speaker, record, "malformed", detail, offset=error.offset)
-        speaker.last_pdu = None
         speaker.last_time = record.time
         speaker.last_frame = record.number
 
@@ -569,26 +630,49 @@ class Observer:
             repeat.append(find(speaker, record, "invalid_flags", "Local Evaluating and Local Stable both set"))
         if flags & _RESERVED_FLAGS:
             repeat.append(find(speaker, record, "invalid_flags", f"reserved flag bits {flags & _RESERVED_FLAGS:#06x}"))
-        speaker.last_pdu = pdu if steady else None
-        speaker.repeat_findings = repeat
+        if isinstance(pdu, Information):
+            speaker.repeat_findings = repeat
+            if steady:
+                self._steady(iface, speaker, record.data)
+            else:
+                speaker.steady = None
+        elif speaker.steady is not None and speaker.steady[15:17] != record.data[15:17]:
+            speaker.steady = None  # its flags changed: the next Information is news
+
+    @staticmethod
+    def _steady(iface: _Interface, speaker: Speaker, data: bytes) -> None:
+        """`data` is the frame whose repeats are the speaker's steady state."""
+        speaker.steady = data
+        recent = iface.recent
+        if not recent or recent[0] is not speaker:
+            if speaker in recent:
+                recent.remove(speaker)
+            recent.insert(0, speaker)
+            del recent[_RECENT:]
 
     def _flag_events(self, speaker: Speaker, record: CaptureRecord, flags: int) -> None:
         old = speaker.flags or 0
         if (old ^ flags) & _CRITICAL:
             for bit, name in _CRITICAL_NAMES:
                 if (old ^ flags) & bit:
-                    self._event(speaker, record, {"kind": "flag", "flag": name,
-                                                  "change": "raised" if flags & bit else "cleared"})  # fmt: skip
+                    self._event(
+                        speaker,
+                        record,
+                        {"kind": "flag", "flag": name, "change": "raised" if flags & bit else "cleared"},
+                    )
 
     def _end_marker(self, speaker: Speaker, record: CaptureRecord, offset: int, repeat: list[Finding]) -> None:
         data = record.data
         length = len(data)
-        if length < record.original_length or length == MIN_FRAME_LENGTH or length >= self._max_frame(speaker):
+        if length < record.original_length or length == MIN_FRAME_LENGTH or length + 2 > self._max_frame(speaker):
             return  # cut by the snapshot length, or no room for the marker
         if _tlvs_run_to_the_end(data, offset):
             code = CODE_NAMES[data[17]]
-            repeat.append(self._find(speaker, record, "missing_end_marker", f"{code} OAMPDU of {length} octets "
-                                     "ends with its last TLV"))  # fmt: skip
+            repeat.append(
+                self._find(
+                    speaker, record, "missing_end_marker", f"{code} OAMPDU of {length} octets ends with its last TLV"
+                )
+            )
 
     @staticmethod
     def _max_frame(speaker: Speaker) -> int:
@@ -614,18 +698,22 @@ class Observer:
                     remotes += 1
                     remote = remote or tlv
             elif type(tlv) is UnknownTlv:
-                repeat.append(find(speaker, record, "tlv_not_allowed",
-                                   f"reserved TLV type {tlv.type:#04x} in an Information OAMPDU"))  # fmt: skip
-        if flags & Flag.LINK_FAULT and pdu.tlvs:
+                repeat.append(
+                    find(
+                        speaker,
+                        record,
+                        "tlv_not_allowed",
+                        f"reserved TLV type {tlv.type:#04x} in an Information OAMPDU",
+                    )
+                )
+        if flags & _LINK_FAULT and pdu.tlvs:
             what = "+".join(k for k, n in (("Local", locals_), ("Remote", remotes)) if n) or "other"
             repeat.append(find(speaker, record, "link_fault_with_tlvs", f"Link Fault flag with {what} TLVs"))
-        if local is None and not (flags & Flag.LINK_FAULT and not pdu.tlvs):
+        if local is None and not (flags & _LINK_FAULT and not pdu.tlvs):
             detail = "Remote Information TLV without a Local one" if remote else "no Local Information TLV"
             repeat.append(find(speaker, record, "missing_local_tlv", detail))
         if locals_ > 1 or remotes > 1:
             repeat.append(find(speaker, record, "tlv_not_allowed", "more than one Local or Remote Information TLV"))
-        if pdu.tlvs:
-            self._end_marker(speaker, record, HEADER_LENGTH, repeat)
         if local is not None:
             self._local(iface, speaker, record, local)
         steady = True
@@ -634,6 +722,8 @@ class Observer:
         state = infer_state(pdu)
         if state is not None:
             self._set_state(speaker, record, state)
+        if pdu.tlvs:
+            self._end_marker(speaker, record, HEADER_LENGTH, repeat)
         return steady
 
     def _local(self, iface: _Interface, speaker: Speaker, record: CaptureRecord, local: InfoTlv) -> None:
@@ -649,12 +739,16 @@ class Observer:
         else:
             changed = self._changed(old, local)
             if changed and not 0 < (local.revision - old.revision) & 0xFFFF < 0x8000:
-                self._find(speaker, record, "revision_not_increased",
-                           f"{', '.join(changed)} changed; revision {old.revision} -> {local.revision}")  # fmt: skip
+                self._find(
+                    speaker,
+                    record,
+                    "revision_not_increased",
+                    f"{', '.join(changed)} changed; revision {old.revision} -> {local.revision}",
+                )
             self._revision(speaker, record, local, changed)
             for other in iface.speakers.values():
                 if other is not speaker:
-                    other.last_pdu = None  # its Remote TLV must be checked against the new one
+                    other.steady = None  # its Remote TLV must be checked against the new one
         before = speaker.advertised
         if before is None or _loopback_state(before) != _loopback_state(local):
             self._loopback_state(iface, speaker, record, local, first=before is None)
@@ -665,7 +759,7 @@ class Observer:
 
     @staticmethod
     def _changed(old: InfoTlv, new: InfoTlv) -> list[str]:
-        return [name for name in _TLV_FIELDS if getattr(old, name) != getattr(new, name)]
+        return [name for name, a, b in zip(_TLV_FIELDS, _content(old), _content(new), strict=True) if a != b]
 
     def _revision(self, speaker: Speaker, record: CaptureRecord, local: InfoTlv, changed: list[str]) -> None:
         entry: JsonObject = {"revision": local.revision, "frame": record.number, "time": record.time}
@@ -683,9 +777,16 @@ class Observer:
         state = _loopback_state(local)
         if first and state == "no_loopback":
             return
-        self._event(speaker, record, {"kind": "loopback_state", "state": state,
-                                      "parser": _PARSER_NAMES[local.parser_action & 3],
-                                      "mux": _MUX_NAMES[local.mux_action & 1]})  # fmt: skip
+        self._event(
+            speaker,
+            record,
+            {
+                "kind": "loopback_state",
+                "state": state,
+                "parser": _PARSER_NAMES[local.parser_action & 3],
+                "mux": _MUX_NAMES[local.mux_action & 1],
+            },
+        )
         peer = self._peer(iface, speaker)
         sequence = peer.loop_open if peer is not None else None
         if sequence is None:
@@ -705,24 +806,33 @@ class Observer:
         if peer is None:
             return True  # the peer is not in the capture
         if peer.advertised is None:
-            repeat.append(self._find(speaker, record, "tlv_not_allowed",
-                                     "Remote Information TLV before the peer sent a Local one"))  # fmt: skip
+            repeat.append(
+                self._find(
+                    speaker, record, "tlv_not_allowed", "Remote Information TLV before the peer sent a Local one"
+                )
+            )
             return False
         expected = peer.local
-        if expected is None or remote.same_information(expected):
+        if expected is None or _information(remote) == _information(expected):
             return True
         previous = peer.prev_local
-        if previous is not None and remote.same_information(previous):
-            if record.time - peer.local_since <= self.limits.keepalive_limit:
-                return False  # the change may still be on its way: look again
+        recent = record.time - peer.local_since <= self.limits.keepalive_limit
+        if recent and previous is not None and _information(remote) == _information(previous):
+            return False  # the change may still be on its way: look again
         differences = ", ".join(
-            f"{name} {getattr(remote, name)} != {getattr(expected, name)}"
-            for name in ("revision", *_TLV_FIELDS)
-            if getattr(remote, name) != getattr(expected, name)
+            f"{name} {a} != {b}"
+            for name, a, b in zip(_INFORMATION_FIELDS, _information(remote), _information(expected), strict=True)
+            if a != b
         )
-        repeat.append(self._find(speaker, record, "remote_mismatch",
-                                 f"Remote TLV differs from {peer.id}'s Local TLV: {differences}",
-                                 peer_frame=peer.local_frame))  # fmt: skip
+        repeat.append(
+            self._find(
+                speaker,
+                record,
+                "remote_mismatch",
+                f"Remote TLV differs from {peer.id}'s Local TLV: {differences}",
+                peer_frame=peer.local_frame,
+            )
+        )
         return True
 
     def _set_state(self, speaker: Speaker, record: CaptureRecord, state: str, inferred: bool = False) -> None:
@@ -762,46 +872,69 @@ class Observer:
         if state is not None and state != SEND_ANY:
             self._find(speaker, record, "code_not_allowed", f"{name} OAMPDU in {state}")
         peer = self._peer(iface, speaker)
-        peer_config = peer.advertised.oam_config if peer is not None and peer.advertised is not None else None
+        peer_config = int(peer.advertised.oam_config) if peer is not None and peer.advertised is not None else None
         passive = speaker.mode == "passive"
         if isinstance(pdu, EventNotification):
-            if peer_config is not None and not peer_config & OamConfig.LINK_EVENTS:
-                self._find(speaker, record, "code_not_allowed",
-                           "Event Notification to a peer that does not advertise Link Events")  # fmt: skip
+            if peer_config is not None and not peer_config & _LINK_EVENTS:
+                self._find(
+                    speaker,
+                    record,
+                    "code_not_allowed",
+                    "Event Notification to a peer that does not advertise Link Events",
+                )
             self._event_notification(speaker, record, pdu, repeat)
         elif isinstance(pdu, LoopbackControl):
             if passive:
                 self._find(speaker, record, "code_not_allowed", "Loopback Control from a Passive DTE")
-            if peer_config is not None and not peer_config & OamConfig.REMOTE_LOOPBACK:
-                self._find(speaker, record, "code_not_allowed",
-                           "Loopback Control to a peer that does not advertise remote loopback")  # fmt: skip
+            if peer_config is not None and not peer_config & _REMOTE_LOOPBACK:
+                self._find(
+                    speaker,
+                    record,
+                    "code_not_allowed",
+                    "Loopback Control to a peer that does not advertise remote loopback",
+                )
             self._loopback_command(speaker, record, pdu)
         elif isinstance(pdu, VariableRequest):
             if passive:
                 self._find(speaker, record, "code_not_allowed", "Variable Request from a Passive DTE")
-            if peer_config is not None and not peer_config & OamConfig.VARIABLE_RETRIEVAL:
-                self._find(speaker, record, "code_not_allowed",
-                           "Variable Request to a peer that does not advertise variable retrieval")  # fmt: skip
+            if peer_config is not None and not peer_config & _VARIABLE_RETRIEVAL:
+                self._find(
+                    speaker,
+                    record,
+                    "code_not_allowed",
+                    "Variable Request to a peer that does not advertise variable retrieval",
+                )
             descriptors = pdu_to_dict(pdu)["descriptors"]
             self._event(speaker, record, {"kind": "variable_request", "descriptors": descriptors})
         elif isinstance(pdu, VariableResponse):
             own = speaker.advertised
-            if own is not None and not own.oam_config & OamConfig.VARIABLE_RETRIEVAL:
-                self._find(speaker, record, "code_not_allowed",
-                           "Variable Response from a DTE that does not advertise variable retrieval")  # fmt: skip
+            if own is not None and not int(own.oam_config) & _VARIABLE_RETRIEVAL:
+                self._find(
+                    speaker,
+                    record,
+                    "code_not_allowed",
+                    "Variable Response from a DTE that does not advertise variable retrieval",
+                )
             containers = pdu_to_dict(pdu)["containers"]
             self._event(speaker, record, {"kind": "variable_response", "containers": containers})
         elif isinstance(pdu, OrgSpecificPdu):
-            self._event(speaker, record, {"kind": "organization_specific", "oui": format_oui(pdu.oui),
-                                          "value": pdu.value.hex()})  # fmt: skip
+            self._event(
+                speaker, record, {"kind": "organization_specific", "oui": format_oui(pdu.oui), "value": pdu.value.hex()}
+            )
 
     def _event_notification(
         self, speaker: Speaker, record: CaptureRecord, pdu: EventNotification, repeat: list[Finding]
     ) -> None:
         for tlv in pdu.tlvs:
             if type(tlv) is UnknownTlv:
-                repeat.append(self._find(speaker, record, "tlv_not_allowed",
-                                         f"reserved TLV type {tlv.type:#04x} in an Event Notification"))  # fmt: skip
+                repeat.append(
+                    self._find(
+                        speaker,
+                        record,
+                        "tlv_not_allowed",
+                        f"reserved TLV type {tlv.type:#04x} in an Event Notification",
+                    )
+                )
         if pdu.tlvs:
             self._end_marker(speaker, record, _EVENT_DATA_OFFSET, repeat)
         last = speaker.last_event
@@ -812,15 +945,20 @@ class Observer:
                     speaker.last_event_entry["duplicates"] += 1
                 self._emit(speaker, record, "duplicate_event", sequence=pdu.sequence)
                 return
-            self._find(speaker, record, "duplicate_event_differs",
-                       f"sequence {pdu.sequence} repeated with other TLVs")  # fmt: skip
-        entry: JsonObject = {"kind": "event_notification", "sequence": pdu.sequence,
-                             "tlvs": [tlv_to_dict(tlv) for tlv in pdu.tlvs], "duplicates": 0}  # fmt: skip
+            self._find(speaker, record, "duplicate_event_differs", f"sequence {pdu.sequence} repeated with other TLVs")
+        unique = last is None or last.sequence != pdu.sequence
+        entry: JsonObject = {
+            "kind": "event_notification",
+            "sequence": pdu.sequence,
+            "tlvs": [tlv_to_dict(tlv) for tlv in pdu.tlvs],
+            "duplicates": 0,
+        }
         speaker.last_event_entry = entry
         self._event(speaker, record, entry)
         for tlv in pdu.tlvs:
             if type(tlv) is LinkEventTlv:
-                for detail in implausibilities(tlv) + self._totals(speaker, tlv):
+                totals = self._totals(speaker, tlv)
+                for detail in implausibilities(tlv) + (totals if unique else []):
                     self._find(speaker, record, "implausible_event", detail, sequence=pdu.sequence)
 
     @staticmethod
@@ -846,8 +984,13 @@ class Observer:
         command = _LOOPBACK_NAMES.get(pdu.loopback_command, f"unknown_{pdu.loopback_command}")
         self._event(speaker, record, {"kind": "loopback_command", "command": command})
         if pdu.loopback_command == LoopbackCommand.ENABLE and speaker.loop_open is None:
-            sequence: JsonObject = {"enable_frame": record.number, "time": record.time, "looping_frame": None,
-                                    "disable_frame": None, "ended_frame": None}  # fmt: skip
+            sequence: JsonObject = {
+                "enable_frame": record.number,
+                "time": record.time,
+                "looping_frame": None,
+                "disable_frame": None,
+                "ended_frame": None,
+            }
             speaker.loop_open = sequence
             if len(speaker.loopbacks) < MAX_EVENTS:
                 speaker.loopbacks.append(sequence)
@@ -868,9 +1011,14 @@ class Observer:
         return best
 
     def _find(
-        self, speaker: Speaker, record: CaptureRecord, kind: str, detail: str, frames: tuple[int, ...] | None = None,
+        self,
+        speaker: Speaker,
+        record: CaptureRecord,
+        kind: str,
+        detail: str,
+        frames: tuple[int, ...] | None = None,
         **extra: Any,
-    ) -> Finding:  # fmt: skip
+    ) -> Finding:
         """Count a finding; its first occurrence (and every one of the timed kinds) goes to the timeline."""
         key = (kind, detail)
         finding = speaker.findings.get(key)
@@ -894,12 +1042,32 @@ class Observer:
         else:
             speaker.events_dropped += 1
         if self.on_entry is not None:
-            self.on_entry({"frame": record.number, "time": record.time, "speaker": speaker.id, "what": "event",
-                           "event": event})  # fmt: skip
+            self.on_entry(
+                {
+                    "frame": record.number,
+                    "time": record.time,
+                    "t": self._relative(record.time),
+                    "speaker": speaker.id,
+                    "what": "event",
+                    "event": event,
+                }
+            )
 
     def _emit(self, speaker: Speaker, record: CaptureRecord, what: str, **fields: Any) -> None:
         if self.on_entry is not None:
-            self.on_entry({"frame": record.number, "time": record.time, "speaker": speaker.id, "what": what, **fields})
+            self.on_entry(
+                {
+                    "frame": record.number,
+                    "time": record.time,
+                    "t": self._relative(record.time),
+                    "speaker": speaker.id,
+                    "what": what,
+                    **fields,
+                }
+            )
+
+    def _relative(self, time: float) -> float:
+        return round(time - (self.start or time), 6)
 
     # -- the end -------------------------------------------------------------------------
 
@@ -915,11 +1083,16 @@ class Observer:
                 if peer is None or iface.gap_start >= speaker.last_time:
                     continue
                 silent = peer.last_time - speaker.last_time
-                if silent > self.limits.lost_link and self._should_send(iface, speaker, peer.last_time):
+                if silent > self.limits.lost_link and self._should_send(iface, speaker):
                     record = CaptureRecord(peer.last_frame, peer.last_time, b"", 0, iface.id, ETHERNET)
-                    self._find(speaker, record, "silence",
-                               f"stopped sending while {peer.id} went on for more than the lost-link time",
-                               frames=(speaker.last_frame, peer.last_frame), seconds=round(silent, 6))  # fmt: skip
+                    self._find(
+                        speaker,
+                        record,
+                        "silence",
+                        f"stopped sending while {peer.id} went on for more than the lost-link time",
+                        frames=(speaker.last_frame, peer.last_frame),
+                        seconds=round(silent, 6),
+                    )
                     self._check_lost_link_noticed(peer, speaker, record)
 
     @property

@@ -36,7 +36,7 @@ from efmoam.decoding import JsonObject, NotEthernetError, format_text, open_reco
 from efmoam.replay.findings import KINDS, Limits
 from efmoam.replay.observe import Observer
 
-__all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_UNREADABLE", "observe_file", "render_entry", "run_observe"]
+__all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_UNREADABLE", "observe_file", "render_entry", "run_check", "run_observe"]
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -90,20 +90,12 @@ def run_observe(
 ) -> int:
     """Observe `source`, write the report to `out` and problems to `err`; the exit status."""
     limits = limits or Limits()
-    start: list[float] = []
-
-    def relative(entry: JsonObject) -> float:
-        if not start:
-            start.append(entry["time"])
-        return float(entry["time"] - start[0])
-
     if json_output:
         head = {"schema": 1, "file": os.fspath(source), "mode": "observe", "limits": limits.to_dict()}
         out.write(_dumps(head)[:-1] + ',"timeline":[')
         separator = ["\n"]
 
         def write_json(entry: JsonObject) -> None:
-            entry["t"] = round(relative(entry), 6)
             out.write(separator[0] + _dumps(entry))
             separator[0] = ",\n"
 
@@ -114,7 +106,7 @@ def run_observe(
     else:
 
         def write_text(entry: JsonObject) -> None:
-            out.write(render_entry(entry, relative(entry)) + "\n")
+            out.write(render_entry(entry) + "\n")
 
         if timeline:
             out.write("FRAME  TIME  SPEAKER  WHAT\n")
@@ -142,6 +134,8 @@ def _event_text(event: JsonObject) -> str:
     kind = event["kind"]
     if kind == "event_notification":
         text = _pdu_text("event_notification", event)
+        if event.get("duplicates"):
+            text += f"  (+{event['duplicates']} duplicates)"
     elif kind in ("variable_request", "variable_response"):
         text = _pdu_text(kind, event)
     elif kind == "organization_specific":
@@ -172,7 +166,7 @@ def _extra(entry: JsonObject, skip: tuple[str, ...]) -> str:
 _COMMON = ("frame", "time", "t", "speaker", "what")
 
 
-def render_entry(entry: JsonObject, t: float) -> str:
+def render_entry(entry: JsonObject) -> str:
     """One timeline line."""
     what = entry["what"]
     speaker = entry["speaker"] or "-"
@@ -199,7 +193,7 @@ def render_entry(entry: JsonObject, t: float) -> str:
         text = f"CAPTURE GAP: no frame for {entry['seconds']:.3f} s after frame {entry['after_frame']}"
     else:
         text = what + _extra(entry, ())
-    return f"{entry['frame']}  {t:.6f}  {speaker}  {text}"
+    return f"{entry['frame']}  {entry['t']:.6f}  {speaker}  {text}"
 
 
 def _frames_text(frames: list[int], count: int, last: int) -> str:
@@ -267,3 +261,47 @@ def render_summary(summary: JsonObject) -> str:
 def kinds_help() -> str:
     """The finding kinds, one per line (for --help texts and docs)."""
     return "\n".join(f"{kind}: {text}" for kind, text in KINDS.items())
+
+
+def run_check(
+    source: str | os.PathLike[str],
+    out: TextIO,
+    err: TextIO,
+    *,
+    expect_path: str | os.PathLike[str] | None = None,
+    write: bool = False,
+    json_output: bool = False,
+    limits: Limits | None = None,
+) -> int:
+    """``--check``: compare what replay finds with the expectations file (0 match, 1 not, 2 unreadable).
+
+    With `write`, (re)write the expectations file from what replay finds instead.
+    """
+    from efmoam.replay import expect  # noqa: PLC0415
+
+    path = expect.sidecar_path(source) if expect_path is None else expect_path
+    observer, problem = observe_file(source, limits=limits)
+    if problem:
+        err.write(f"efmoam replay: error: {problem}\n")
+        return EXIT_UNREADABLE
+    summary = observer.summary()
+    status = exit_status(observer, problem)
+    if write:
+        expect.write(path, summary, status)
+        out.write(f"{os.fspath(path)}: written\n")
+        return EXIT_OK
+    try:
+        expected = expect.load(path)
+    except expect.ExpectError as error:
+        err.write(f"efmoam replay: error: {error}\n")
+        return EXIT_UNREADABLE
+    diffs = expect.compare(expected, summary, status)
+    if json_output:
+        result = {"file": os.fspath(source), "expect": os.fspath(path), "ok": not diffs, "differences": diffs}
+        out.write(json.dumps(result, indent=1) + "\n")
+    elif diffs:
+        out.write(f"{os.fspath(source)}: {len(diffs)} differences from {os.fspath(path)}:\n")
+        out.write("".join(f"  {line}\n" for line in diffs))
+    else:
+        out.write(f"{os.fspath(source)}: as expected ({os.fspath(path)})\n")
+    return EXIT_FINDINGS if diffs else EXIT_OK

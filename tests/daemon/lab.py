@@ -29,6 +29,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,16 +48,20 @@ UDP_PORT = 5799
 TRANSMIT_INTERVAL = 0.2
 MULTIPLIER = 5
 COUNTER_INTERVAL = 0.2
+LEVEL = re.compile(r"(ERROR|WARNING|NOTICE|INFO|DEBUG) |<\d>")  #: how a log entry starts
 START_TIMEOUT = 20.0  #: seconds for a daemon to answer on its control socket
+
+
+PACKAGES = {"ip": "iproute2", "nft": "nftables"}
 
 
 def missing_requirements() -> str | None:
     """Why the lab cannot run here, or None."""
     if os.geteuid() != 0:
         return "needs root (network namespaces, AF_PACKET sockets, nftables)"
-    missing = [tool for tool in ("ip", "nft") if shutil.which(tool) is None]
+    missing = [f"{tool} ({package})" for tool, package in PACKAGES.items() if shutil.which(tool) is None]
     if missing:
-        return f"needs {' and '.join(missing)} (iproute2, nftables) on PATH"
+        return f"needs {' and '.join(missing)} on PATH"
     return None
 
 
@@ -303,6 +308,21 @@ class Daemon:
             return []
         return [line for line in text.splitlines() if re.search(pattern, line)]
 
+    def log_entries(self, pattern: str) -> list[str]:
+        """Log entries matching a regular expression; an entry is a line that starts with a
+        level (INFO, ERROR ...) plus the lines after it that do not (a multi-line message)."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return []
+        entries: list[str] = []
+        for line in text.splitlines():
+            if LEVEL.match(line) or line.startswith("--- start") or not entries:
+                entries.append(line)
+            else:
+                entries[-1] += "\n" + line
+        return [entry for entry in entries if re.search(pattern, entry)]
+
     # -- control -------------------------------------------------------------------------
 
     def cli(self, *args: str, prefix: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
@@ -429,11 +449,20 @@ class Lab:
 
     def wait_operational(self, timeout: float = 15.0) -> None:
         for daemon in self.daemons:
-            self.wait_for(
-                lambda d=daemon: d.port()["oper_status"] == "operational",
-                timeout,
-                f"{daemon.name}/{daemon.ifname} operational",
-            )
+            self.wait_for(partial(is_operational, daemon), timeout, f"{daemon.name}/{daemon.ifname} operational")
+
+    def wait_view(
+        self, side: Daemon, predicate: Callable[[dict[str, Any]], object], timeout: float, what: str
+    ) -> dict[str, Any]:
+        """Poll ``show port PORT -f json`` of `side` until `predicate` holds; return that view."""
+
+        def check() -> dict[str, Any] | None:
+            view = side.port()
+            return view if predicate(view) else None
+
+        view = self.wait_for(check, timeout, what)
+        assert view is not None
+        return view
 
     def check_alive(self) -> None:
         """Raise `DaemonDied` if a daemon that should be running has exited."""
@@ -460,6 +489,10 @@ class Lab:
         for ns in self.namespaces:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
         shutil.rmtree(self.sockdir, ignore_errors=True)
+
+
+def is_operational(side: Daemon) -> bool:
+    return bool(side.port()["oper_status"] == "operational")
 
 
 def event_entries(view: dict[str, Any], **match: Any) -> list[dict[str, Any]]:

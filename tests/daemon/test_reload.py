@@ -14,11 +14,11 @@ pytestmark = pytest.mark.root
 
 
 def reload(lab: Lab, side: Daemon, expect: str) -> str:
-    """SIGHUP and wait for one more log line matching `expect`; return it."""
-    before = len(side.log_lines(expect))
+    """SIGHUP and wait for one more log entry matching `expect`; return it (all its lines)."""
+    before = len(side.log_entries(expect))
     side.signal(signal.SIGHUP)
-    lines = lab.wait_for(lambda: (found := side.log_lines(expect))[before:], 5, f"a log line /{expect}/")
-    return lines[-1]
+    entries = lab.wait_for(lambda: side.log_entries(expect)[before:], 5, f"a log entry /{expect}/")
+    return entries[-1]
 
 
 def errored_frame(side: Daemon) -> dict[str, object]:
@@ -44,10 +44,13 @@ def test_bad_config_on_reload_keeps_the_running_one(lab: Lab, bad: str | None, p
         lab.a.write_config()
     else:
         lab.a.write_config(bad)
-    line = reload(lab, lab.a, r"reload refused")
+    entry = reload(lab, lab.a, r"reload refused")
+    assert entry.startswith("ERROR reload refused"), entry
+    # each problem as file:line:column: key: message (on the entry's line or the next ones)
     path = re.escape(str(lab.a.config_path))
-    assert re.search(rf"^ERROR reload refused, .*error=\"?{path}:\d+:\d+: ", line), line
-    assert re.search(problem, line), line
+    problems = re.findall(rf"(?:^|[\s=\"]){path}:\d+:\d+: .*", entry, flags=re.M)
+    assert problems, entry
+    assert any(re.search(problem, found) for found in problems), entry
     assert lab.a.running
     view = lab.a.port()
     assert view["oper_status"] == "operational"
@@ -71,8 +74,9 @@ def test_good_config_on_reload_is_applied(lab: Lab) -> None:
     assert lab.a.port()["oper_status"] == "operational"
     # the monitor uses the new threshold: 6 errors were an SF under 5, are an SD under 7
     lab.a.set_counters(errored_frames=6, frames_received=2000)
-    view = lab.wait_for(
-        lambda: (v := lab.a.port()) and event_entries(v, location="local", type="erroredFrameEvent") and v,
+    view = lab.wait_view(
+        lab.a,
+        lambda v: event_entries(v, location="local", type="erroredFrameEvent"),
         5,
         "A to log the errors",
     )
@@ -80,3 +84,31 @@ def test_good_config_on_reload_is_applied(lab: Lab) -> None:
     assert (entry["severity"], entry["value"], entry["threshold"]) == ("sd", 6, 2)
     assert not view["out_of_service"]
     assert not lab.block_table_present(lab.a)
+
+
+def test_reload_to_log_only_lifts_the_block(lab: Lab) -> None:
+    lab.start()
+    lab.a.set_counters(errored_frames=20, frames_received=2000)
+    lab.wait_view(lab.a, lambda v: v["out_of_service"], 5, "A out of service")
+    assert lab.block_table_present(lab.a)
+    lab.a.overrides = {"defaults": {"action_backend": "log-only"}}
+    lab.a.write_config()
+    reload(lab, lab.a, r"configuration reloaded")
+    view = lab.a.port()
+    assert view["action"]["backend"] == "log-only"
+    assert view["out_of_service"], "the event is still active; only the backend changed"
+    assert not lab.block_table_present(lab.a)
+    lab.wait_for(lambda: lab.ping(lab.a), 5, "ping to pass")
+
+
+def test_reload_that_unmanages_a_blocked_port_lifts_the_block(lab: Lab) -> None:
+    lab.start()
+    lab.a.set_counters(errored_frames=20, frames_received=2000)
+    lab.wait_view(lab.a, lambda v: v["out_of_service"], 5, "A out of service")
+    lab.a.overrides = {"ports": [{"match": "nothing*"}]}
+    lab.a.write_config()
+    reload(lab, lab.a, r"configuration reloaded")
+    assert lab.a.show()["ports"] == []
+    assert lab.a.log_lines(r"port removed port=veth0 reason=\"no longer configured\"")
+    assert not lab.block_table_present(lab.a), "an unmanaged port is left blocked"
+    assert lab.ping(lab.a)

@@ -4,7 +4,8 @@
 puts it back into a fresh `LinkMonitoring`: a port that was out of service stays out of
 service, and failed monitors stay failed (so degrades stay suppressed) until cleared.
 Remote flag events come back active and clear with the peer's first Information OAMPDU
-that no longer carries the flag.
+that no longer carries the flag.  Local flag events come back cleared: the flags they
+recorded (a Dying Gasp at shutdown, say) belonged to the process that set them.
 """
 
 from __future__ import annotations
@@ -75,6 +76,9 @@ def restore(monitoring: LinkMonitoring, data: dict[str, Any]) -> None:
     for item in data["active"]:
         key = _key_from_data(item["key"])
         entry = by_index[int(item["index"])]
+        if key[0] is Location.LOCAL and isinstance(key[1], Flag):
+            monitoring.log.mark_cleared(entry.index)
+            continue
         monitoring.active[key] = ActiveEvent(key, entry, Flag(int(item["flags"])))
         location, what = key
         if location is Location.LOCAL and isinstance(what, MonitorKind) and entry.severity is Severity.FAILURE:

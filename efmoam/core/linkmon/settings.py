@@ -105,6 +105,11 @@ class LinkMonitoringSettings:
     #: symbols per second of the PHY; None: derived from the link speed
     symbol_rate: int | None = None
 
+    @staticmethod
+    def key(kind: MonitorKind) -> str:
+        """The configuration key of a monitor (errored_frame_seconds, ...)."""
+        return _FIELD[kind]
+
     def monitor(self, kind: MonitorKind) -> MonitorSettings:
         """The settings of one monitor."""
         value: MonitorSettings = getattr(self, _FIELD[kind])

@@ -1,0 +1,651 @@
+"""Play mode (``efmoam replay FILE --as MAC``): our engine plays MAC against the recorded peer.
+
+The frames of every other speaker on MAC's interface are fed into an `OamPort` with the
+capture timestamps as ``now`` (its timers run in between, at their deadlines).  The
+engine is configured as MAC showed itself (its first Local Information TLV: mode, OUI,
+vendor information, maximum OAMPDU size, capabilities, revision; its Organization
+Specific TLV; its keep-alive interval, the median gap of its Information OAMPDUs) or from
+a configuration file.  What MAC did on its own account, its OAM client's inputs, is
+mirrored into the engine at the time MAC did it: Critical Event and Dying Gasp flags,
+Link Fault (the flag with TLVs as a flag, the Link Fault form without TLVs as a failed
+link), unique Event Notifications (with as many duplicates as MAC sent), Loopback
+Control commands, Variable Requests and Organization Specific OAMPDUs.  Everything else
+is the engine's own doing, and is compared with what MAC sent:
+
+* states: the Discovery states both show on the wire (the same inference as observe
+  mode, over MAC's frames and over ours), in order and in time;
+* flags: Link Fault, Dying Gasp, Critical Event and reserved bits (the Discovery bits
+  are the states);
+* local: the Local Information TLV over time (revision, State field, configuration);
+* events: each Event Notification MAC sent, and whether our engine sent it the same way;
+* counts: OAMPDUs per code, and the keep-alive interval;
+* findings: what observe mode finds in MAC's frames and in ours.
+
+A difference in time larger than ``--tolerance`` or in order or value is a divergence.
+Exit status 0 without divergences, 1 with, 2 when the capture is unreadable or MAC
+sends no Local Information TLV in it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import statistics
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+import attrs
+
+from efmoam.capture import CaptureError, CaptureRecord
+from efmoam.core import (
+    DiscoveryChanged,
+    LocalProtocolError,
+    OamMode,
+    OamPort,
+    PortSettings,
+    Transmit,
+)
+from efmoam.core.linkmon import LinkMonitoringSettings
+from efmoam.decoding import ETHERNET, JsonObject, NotEthernetError, flag_names, open_records
+from efmoam.replay.findings import Limits
+from efmoam.replay.observe import CODE_NAMES, Observer, speaker_summary
+from efmoam.replay.report import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from pdu import (
+    Code,
+    DecodeError,
+    EventNotification,
+    Flag,
+    Information,
+    InfoTlv,
+    LinkEventTlv,
+    LoopbackCommand,
+    LoopbackControl,
+    OamConfig,
+    Oampdu,
+    OrgSpecificPdu,
+    OrgSpecificTlv,
+    PeerDecoder,
+    VariableRequest,
+    format_oui,
+)
+from pdu.enums import SLOW_PROTOCOLS_ETHERTYPE
+
+__all__ = ["PlayError", "Player", "Recorded", "infer", "run_play"]
+
+_ETHERTYPE = SLOW_PROTOCOLS_ETHERTYPE.to_bytes(2, "big")
+_DISCOVERY_FLAGS = int(Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE | Flag.REMOTE_EVALUATING | Flag.REMOTE_STABLE)
+_MAX_CHANGES = 10_000
+_MAX_GAPS = 1_000
+_MAX_EVENTS = 1_000
+
+
+class PlayError(Exception):
+    """MAC cannot be played from this capture."""
+
+
+@attrs.define
+class Recorded:
+    """What the first pass learnt about MAC."""
+
+    mac: str
+    interface: int
+    local: InfoTlv
+    org_specific: tuple[int, bytes] | None
+    interval: float  #: MAC's keep-alive interval, seconds
+    peers: list[str]
+    duplicates: dict[int, int]  #: frame number of a unique Event Notification -> copies after it
+
+
+def _oampdus(source: str | os.PathLike[str]) -> Iterator[CaptureRecord]:
+    """The capture's Ethernet records carrying the Slow Protocols EtherType."""
+    for record in open_records(source):
+        if record.linktype == ETHERNET and record.data.startswith(_ETHERTYPE, 12):
+            yield record
+
+
+def infer(source: str | os.PathLike[str], mac: str) -> Recorded:
+    """First pass: how MAC showed itself in the capture `source`."""
+    decoder = PeerDecoder()
+    interface: int | None = None
+    local: InfoTlv | None = None
+    org: tuple[int, bytes] | None = None
+    peers: dict[str, None] = {}
+    gaps: list[float] = []
+    last_info: float | None = None
+    last_event: EventNotification | None = None
+    unique_frame = 0
+    duplicates: dict[int, int] = {}
+    for record in _oampdus(source):
+        try:
+            pdu = decoder.decode(record.data)
+        except DecodeError:
+            continue
+        if pdu.src != mac:
+            if interface is None or record.interface == interface:
+                peers[pdu.src] = None
+            continue
+        if interface is None:
+            interface = record.interface
+        elif record.interface != interface:
+            continue
+        if isinstance(pdu, Information):
+            if local is None and pdu.local is not None:
+                local = pdu.local
+            for tlv in pdu.tlvs:
+                if isinstance(tlv, OrgSpecificTlv) and org is None:
+                    org = (tlv.oui, tlv.value)
+            if last_info is not None and len(gaps) < _MAX_GAPS:
+                gaps.append(record.time - last_info)
+            last_info = record.time
+        elif isinstance(pdu, EventNotification):
+            if last_event is not None and last_event.sequence == pdu.sequence and last_event.tlvs == pdu.tlvs:
+                if len(duplicates) < _MAX_EVENTS or unique_frame in duplicates:
+                    duplicates[unique_frame] = duplicates.get(unique_frame, 0) + 1
+            else:
+                unique_frame = record.number
+            last_event = pdu
+    if interface is None or local is None:
+        raise PlayError(f"{mac} sends no Local Information TLV in this capture")
+    interval = min(10.0, max(0.1, round(statistics.median(gaps), 1))) if gaps else 1.0
+    return Recorded(mac, interface, local, org, interval, [p for p in peers if p != mac], duplicates)
+
+
+def settings_from(recorded: Recorded) -> PortSettings:
+    """Our engine's settings for MAC, from what the capture shows of it."""
+    tlv = recorded.local
+    config = tlv.oam_config
+    return PortSettings(
+        mode=OamMode.ACTIVE if config & OamConfig.ACTIVE else OamMode.PASSIVE,
+        transmit_interval=recorded.interval,
+        max_pdu_size=min(1518, max(64, tlv.max_pdu_size)),
+        oui=tlv.oui,
+        vendor_info=tlv.vendor_info,
+        unidirectional=bool(config & OamConfig.UNIDIRECTIONAL),
+        loopback_process=bool(config & OamConfig.REMOTE_LOOPBACK),
+        variable_retrieval=bool(config & OamConfig.VARIABLE_RETRIEVAL),
+        # advertising Link Events is interpreting them: link monitoring on, no monitor of its own
+        link_monitoring=LinkMonitoringSettings(enabled=bool(config & OamConfig.LINK_EVENTS)),
+        org_specific_tlv=recorded.org_specific,
+    )
+
+
+def settings_from_config(path: str, port: str | None) -> PortSettings:
+    """Our engine's settings from a configuration file (the rule for `port`)."""
+    from efmoam.config.loader import ConfigError, load_config  # noqa: PLC0415
+
+    try:
+        config = load_config(path)
+    except (ConfigError, OSError) as error:
+        raise PlayError(f"{path}: {error}") from error
+    if port is None:
+        if len(config.rules) != 1:
+            raise PlayError(f"{path} has {len(config.rules)} port rules: say which port with --port")
+        return config.rules[0].profile.settings
+    profile = config.profile_for(port, physical=True)
+    if profile is None:
+        raise PlayError(f"{path} does not manage a port named {port}")
+    return profile.settings
+
+
+class _Side:
+    """What one side (MAC in the capture, or our engine) showed over time."""
+
+    def __init__(self) -> None:
+        self.flags: list[tuple[float, int, int]] = []  # (time, frame, non-Discovery flags)
+        self.local: list[tuple[float, int, tuple[int, int, int, int, int, int, int]]] = []
+        self.info_times: list[float] = []
+        self.dropped = 0
+        self._flags: int | None = None
+        self._local: InfoTlv | None = None
+
+    def frame(self, time: float, number: int, pdu: Oampdu) -> None:
+        flags = int(pdu.flags) & ~_DISCOVERY_FLAGS
+        if flags != self._flags:
+            self._flags = flags
+            self._add(self.flags, (time, number, flags))
+        if isinstance(pdu, Information):
+            if len(self.info_times) < _MAX_GAPS:
+                self.info_times.append(time)
+            local = pdu.local
+            if local is not None and local != self._local:
+                self._local = local
+                key = (
+                    local.revision,
+                    local.parser_action,
+                    local.mux_action,
+                    int(local.oam_config),
+                    local.max_pdu_size,
+                    local.oui,
+                    local.vendor_info,
+                )
+                self._add(self.local, (time, number, key))
+
+    def _add(self, changes: list[Any], change: Any) -> None:
+        if len(changes) < _MAX_CHANGES:
+            changes.append(change)
+        else:
+            self.dropped += 1
+
+    def interval(self) -> float | None:
+        gaps = [b - a for a, b in zip(self.info_times, self.info_times[1:], strict=False)]
+        return round(statistics.median(gaps), 3) if gaps else None
+
+
+class Player:
+    """Runs our engine as MAC over the records of MAC's interface (second pass)."""
+
+    def __init__(self, recorded: Recorded, settings: PortSettings, limits: Limits, tolerance: float) -> None:
+        self.recorded = recorded
+        self.mac = recorded.mac
+        self.settings = settings
+        self.tolerance = tolerance
+        self.theirs = Observer(limits)  # the capture as it is
+        self.ours = Observer(limits)  # the peers' frames and our engine's
+        self.their_side = _Side()
+        self.our_side = _Side()
+        self.engine_states: list[JsonObject] = []
+        self.events: list[JsonObject] = []  # MAC's unique Event Notifications and our engine's answer
+        self.refused: list[JsonObject] = []  # client inputs our engine refused
+        self.port: OamPort | None = None
+        self._decoder = PeerDecoder()
+        self._our_decoder = PeerDecoder()
+        self._our_number = 0
+        self._their_last_event: EventNotification | None = None
+        self._their_flags = 0
+        self._link_up = True
+        self._start = 0.0
+
+    # -- the run -------------------------------------------------------------------------
+
+    def run(self, records: Iterator[CaptureRecord]) -> None:
+        for record in records:
+            if record.interface != self.recorded.interface:
+                continue
+            if self.theirs.start is None:
+                self._start = record.time  # times are reported from the first record, as observe mode does
+            self.theirs.run((record,))
+            if record.linktype != ETHERNET or not record.data.startswith(_ETHERTYPE, 12):
+                continue
+            try:
+                pdu = self._decoder.decode(record.data)
+            except DecodeError:
+                continue
+            t = record.time
+            if self.port is None:
+                self.port = OamPort(self.settings, self.mac, now=t, revision=self.recorded.local.revision)
+                self._drain(t)
+            self._advance(t)
+            if pdu.src == self.mac:
+                self.their_side.frame(t, record.number, pdu)
+                self._mirror(record, pdu)
+            else:
+                self.ours.run((record,))
+                self.port.receive(record.data, now=t)
+            self._drain(t)
+
+    def _advance(self, until: float) -> None:
+        """Run the engine's timers due up to `until`, each at its deadline."""
+        port = self.port
+        assert port is not None
+        for _ in range(100_000):
+            deadline = port.next_deadline()
+            if deadline is None or deadline > until:
+                return
+            port.handle_timer(now=deadline)
+            self._drain(deadline)
+        raise AssertionError("the engine's deadline does not advance")  # pragma: no cover
+
+    def _drain(self, now: float) -> None:
+        assert self.port is not None
+        for output in self.port.take_outputs():
+            if isinstance(output, Transmit):
+                self._our_number += 1
+                pdu = self._our_decoder.decode(output.frame)
+                self.our_side.frame(now, self._our_number, pdu)
+                record = CaptureRecord(
+                    self._our_number, now, output.frame, len(output.frame), self.recorded.interface, ETHERNET
+                )
+                self.ours.run((record,))
+                if isinstance(pdu, EventNotification):
+                    self._our_event(now, pdu)
+            elif isinstance(output, DiscoveryChanged) and len(self.engine_states) < _MAX_CHANGES:
+                self.engine_states.append(
+                    {"state": output.new.value, "time": round(now - self._start, 6), "cause": output.cause}
+                )
+
+    # -- MAC's client inputs, mirrored -------------------------------------------------
+
+    def _mirror(self, record: CaptureRecord, pdu: Oampdu) -> None:
+        port = self.port
+        assert port is not None
+        t = record.time
+        flags = int(pdu.flags)
+        link_fault_form = isinstance(pdu, Information) and not pdu.tlvs and flags & Flag.LINK_FAULT
+        if isinstance(pdu, Information):
+            if link_fault_form and self._link_up:
+                self._link_up = False
+                port.set_link(False, now=t)
+            elif not link_fault_form and not self._link_up:
+                self._link_up = True
+                port.set_link(True, now=t)
+        wanted = flags & (Flag.DYING_GASP | Flag.CRITICAL_EVENT)
+        if not link_fault_form:
+            wanted |= flags & Flag.LINK_FAULT
+        changed = wanted ^ self._their_flags
+        for flag in (Flag.LINK_FAULT, Flag.DYING_GASP, Flag.CRITICAL_EVENT):
+            if changed & flag:
+                port.set_local_flags(flag, bool(wanted & flag), now=t)
+        self._their_flags = wanted
+        try:
+            if isinstance(pdu, EventNotification):
+                self._their_event(record, pdu)
+            elif isinstance(pdu, LoopbackControl):
+                if pdu.loopback_command == LoopbackCommand.ENABLE:
+                    port.start_loopback(now=t)
+                elif pdu.loopback_command == LoopbackCommand.DISABLE:
+                    port.stop_loopback(now=t)
+            elif isinstance(pdu, VariableRequest):
+                port.request_variables(pdu.descriptors, now=t)
+            elif isinstance(pdu, OrgSpecificPdu):
+                port.send_org_specific(pdu.oui, pdu.value, now=t)
+        except LocalProtocolError as error:
+            self._refuse(record, CODE_NAMES.get(pdu.code, "unsupported"), str(error))
+
+    def _refuse(self, record: CaptureRecord, what: str, why: str) -> None:
+        if len(self.refused) < _MAX_EVENTS:
+            self.refused.append(
+                {"frame": record.number, "time": round(record.time - self._start, 6), "what": what, "why": why}
+            )
+
+    def _their_event(self, record: CaptureRecord, pdu: EventNotification) -> None:
+        last = self._their_last_event
+        self._their_last_event = pdu
+        if last is not None and last.sequence == pdu.sequence and last.tlvs == pdu.tlvs:
+            return  # a duplicate: our engine sent its copies with the unique one
+        assert self.port is not None
+        tlvs = tuple(tlv for tlv in pdu.tlvs if isinstance(tlv, LinkEventTlv | OrgSpecificTlv))
+        burst = 1 + self.recorded.duplicates.get(record.number, 0)
+        sequence = self.port.notify_link_events(tlvs, now=record.time, burst=min(burst, 5))
+        entry: JsonObject = {
+            "frame": record.number,
+            "time": round(record.time - self._start, 6),
+            "their_sequence": pdu.sequence,
+            "their_copies": burst,
+            "our_sequence": sequence,
+            "our_copies": 0,
+            "our_time": None,
+        }
+        if len(self.events) < _MAX_EVENTS:
+            self.events.append(entry)
+        if sequence is None:
+            self._refuse(
+                record,
+                "event_notification",
+                "our engine would not send it (not in SEND_ANY, or the peer does not advertise Link Events)",
+            )
+
+    def _our_event(self, now: float, pdu: EventNotification) -> None:
+        for entry in reversed(self.events):
+            if entry["our_sequence"] == pdu.sequence:
+                entry["our_copies"] += 1
+                if entry["our_time"] is None:
+                    entry["our_time"] = round(now - self._start, 6)
+                return
+
+    # -- the comparison ------------------------------------------------------------------
+
+    def report(self) -> JsonObject:
+        """What both sides did and where they diverge (JSON-ready)."""
+        self.theirs.finish()
+        self.ours.finish()
+        theirs = self._summary(self.theirs)
+        ours = self._summary(self.ours)
+        divergences: list[JsonObject] = []
+        if theirs is None or ours is None:
+            divergences.append(
+                {"what": "frames", "detail": "our engine sent nothing" if ours is None else "MAC sent nothing"}
+            )
+        else:
+            self._compare_states(theirs, ours, divergences)
+            self._compare_changes("flags", self.their_side.flags, self.our_side.flags, divergences, _flags_text)
+            self._compare_changes("local", self.their_side.local, self.our_side.local, divergences, _local_text)
+            self._compare_counts(theirs, ours, divergences)
+            self._compare_findings(theirs, ours, divergences)
+        self._compare_events(divergences)
+        for refused in self.refused:
+            divergences.append(
+                {
+                    "what": "refused",
+                    "time": refused["time"],
+                    "frame": refused["frame"],
+                    "detail": f"{refused['what']}: {refused['why']}",
+                }
+            )
+        return {
+            "mac": self.mac,
+            "interface": self.recorded.interface,
+            "peers": self.recorded.peers,
+            "settings": _settings_dict(self.settings, self.recorded.local.revision),
+            "engine_states": self.engine_states,
+            "theirs": theirs,
+            "ours": ours,
+            "events": self.events,
+            "divergences": divergences,
+        }
+
+    def _summary(self, observer: Observer) -> JsonObject | None:
+        for speaker in observer.speakers:
+            if speaker.mac == self.mac:
+                return speaker_summary(speaker, self._start)
+        return None
+
+    def _rel(self, t: float) -> float:
+        return round(t - self._start, 6)
+
+    def _compare_states(self, theirs: JsonObject, ours: JsonObject, out: list[JsonObject]) -> None:
+        a = [(s["state"], s["time"]) for s in theirs["states"]]
+        b = [(s["state"], s["time"]) for s in ours["states"]]
+        self._align("state", a, b, out, str)
+
+    def _compare_changes(
+        self,
+        what: str,
+        theirs: list[tuple[float, int, Any]],
+        ours: list[tuple[float, int, Any]],
+        out: list[JsonObject],
+        text: Any,
+    ) -> None:
+        a = [(value, self._rel(t)) for t, _, value in theirs]
+        b = [(value, self._rel(t)) for t, _, value in ours]
+        self._align(what, a, b, out, text)
+
+    def _align(
+        self, what: str, a: list[tuple[Any, float]], b: list[tuple[Any, float]], out: list[JsonObject], text: Any
+    ) -> None:
+        """Divergences between two sequences of (value, time): order, values, then times."""
+        matcher = difflib.SequenceMatcher(a=[v for v, _ in a], b=[v for v, _ in b], autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                for (value, ta), (_, tb) in zip(a[i1:i2], b[j1:j2], strict=True):
+                    if abs(ta - tb) > self.tolerance:
+                        out.append(
+                            {
+                                "what": what,
+                                "time": ta,
+                                "theirs": text(value),
+                                "ours": text(value),
+                                "detail": f"{text(value)}: theirs at {ta:.3f} s, ours at {tb:.3f} s",
+                            }
+                        )
+                continue
+            theirs = [f"{text(v)} at {t:.3f}" for v, t in a[i1:i2]]
+            ours = [f"{text(v)} at {t:.3f}" for v, t in b[j1:j2]]
+            when = a[i1][1] if i1 < i2 else b[j1][1]
+            detail = f"theirs: {', '.join(theirs) or 'nothing'}; ours: {', '.join(ours) or 'nothing'}"
+            out.append({"what": what, "time": when, "theirs": theirs, "ours": ours, "detail": detail})
+
+    def _compare_counts(self, theirs: JsonObject, ours: JsonObject, out: list[JsonObject]) -> None:
+        codes = dict.fromkeys([*theirs["counts"], *ours["counts"]])
+        for code in codes:
+            a, b = theirs["counts"].get(code, 0), ours["counts"].get(code, 0)
+            slack = max(2, a // 10) if code == CODE_NAMES[Code.INFORMATION] else 0
+            if abs(a - b) > slack:
+                out.append({"what": "count", "theirs": a, "ours": b, "detail": f"{code} OAMPDUs: theirs {a}, ours {b}"})
+        a_interval, b_interval = self.their_side.interval(), self.our_side.interval()
+        if a_interval is not None and b_interval is not None and abs(a_interval - b_interval) > self.tolerance:
+            out.append(
+                {
+                    "what": "keepalive",
+                    "theirs": a_interval,
+                    "ours": b_interval,
+                    "detail": f"Information every {a_interval} s (theirs), {b_interval} s (ours)",
+                }
+            )
+
+    def _compare_findings(self, theirs: JsonObject, ours: JsonObject, out: list[JsonObject]) -> None:
+        kinds = dict.fromkeys([*theirs["finding_counts"], *ours["finding_counts"]])
+        for kind in kinds:
+            a, b = theirs["finding_counts"].get(kind, 0), ours["finding_counts"].get(kind, 0)
+            if (a == 0) != (b == 0):
+                out.append({"what": "finding", "theirs": a, "ours": b, "detail": f"{kind}: theirs {a}, ours {b}"})
+
+    def _compare_events(self, out: list[JsonObject]) -> None:
+        for entry in self.events:
+            if entry["our_sequence"] is None:
+                continue  # reported as refused
+            problems = []
+            if entry["our_sequence"] != entry["their_sequence"]:
+                problems.append(f"sequence {entry['their_sequence']} (theirs), {entry['our_sequence']} (ours)")
+            if entry["our_copies"] != entry["their_copies"]:
+                problems.append(f"{entry['their_copies']} copies (theirs), {entry['our_copies']} (ours)")
+            if entry["our_time"] is None or abs(entry["our_time"] - entry["time"]) > self.tolerance:
+                problems.append(f"sent at {entry['time']:.3f} s (theirs), {entry['our_time']} (ours)")
+            if problems:
+                out.append(
+                    {
+                        "what": "event",
+                        "time": entry["time"],
+                        "frame": entry["frame"],
+                        "detail": f"Event Notification of frame {entry['frame']}: " + "; ".join(problems),
+                    }
+                )
+
+
+def _flags_text(flags: int) -> str:
+    return ",".join(flag_names(flags)) or "-"
+
+
+def _local_text(key: tuple[int, ...]) -> str:
+    revision, parser, mux, config, size, oui, vendor = key
+    return (
+        f"rev={revision} parser={parser} mux={mux} config={config:#04x} pdu={size} oui={format_oui(oui)}"
+        f" vendor={vendor:#x}"
+    )
+
+
+def _settings_dict(settings: PortSettings, revision: int) -> JsonObject:
+    return {
+        "mode": settings.mode.value,
+        "transmit_interval": settings.transmit_interval,
+        "lost_link_time": settings.lost_link_time,
+        "max_pdu_size": settings.max_pdu_size,
+        "oui": format_oui(settings.oui),
+        "vendor_info": settings.vendor_info,
+        "oam_config": int(settings.oam_config),
+        "revision": revision,
+        "org_specific_tlv": None if settings.org_specific_tlv is None else format_oui(settings.org_specific_tlv[0]),
+    }
+
+
+def play(
+    source: str | os.PathLike[str],
+    mac: str,
+    *,
+    limits: Limits | None = None,
+    tolerance: float = 1.0,
+    settings: PortSettings | None = None,
+) -> JsonObject:
+    """Play MAC from the capture `source`; the report (raises PlayError, CaptureError, OSError)."""
+    mac = mac.lower()
+    recorded = infer(source, mac)
+    player = Player(recorded, settings or settings_from(recorded), limits or Limits(), tolerance)
+    player.run(open_records(source))
+    return player.report()
+
+
+def _normal_mac(mac: str) -> str:
+    digits = mac.replace(":", "").replace("-", "").replace(".", "").lower()
+    if len(digits) != 12 or any(c not in "0123456789abcdef" for c in digits):
+        raise PlayError(f"{mac!r} is not a MAC address")
+    return ":".join(digits[i : i + 2] for i in range(0, 12, 2))
+
+
+def run_play(
+    source: str,
+    mac: str,
+    out: TextIO,
+    err: TextIO,
+    *,
+    json_output: bool = False,
+    limits: Limits | None = None,
+    tolerance: float = 1.0,
+    config_path: str | None = None,
+    port_name: str | None = None,
+) -> int:
+    """``efmoam replay FILE --as MAC``: the report to `out`; the exit status."""
+    try:
+        mac = _normal_mac(mac)
+        settings = settings_from_config(config_path, port_name) if config_path else None
+        first = next(open_records(source), None)
+        if first is not None and first.linktype != ETHERNET:
+            raise NotEthernetError(first.linktype)
+        report = play(source, mac, limits=limits, tolerance=tolerance, settings=settings)
+    except (PlayError, CaptureError, NotEthernetError) as error:
+        err.write(f"efmoam replay: error: {error}\n")
+        return EXIT_UNREADABLE
+    except OSError as error:
+        err.write(f"efmoam replay: error: cannot read {source}: {error.strerror or error}\n")
+        return EXIT_UNREADABLE
+    if json_output:
+        out.write(json.dumps({"schema": 1, "file": source, "mode": "play", **report}, indent=1) + "\n")
+    else:
+        out.write(render_play(report))
+    return EXIT_FINDINGS if report["divergences"] else EXIT_OK
+
+
+def render_play(report: JsonObject) -> str:
+    """The play report for people."""
+    s = report["settings"]
+    lines = [
+        f"our engine as {report['mac']} (interface {report['interface']}) against"
+        f" {', '.join(report['peers']) or 'no peer'}",
+        f"  configured: {s['mode']}, oam_config {s['oam_config']:#04x}, pdu {s['max_pdu_size']}, oui {s['oui']},"
+        f" vendor {s['vendor_info']:#x}, revision {s['revision']}, keep-alive every {s['transmit_interval']} s,"
+        f" lost link after {s['lost_link_time']} s",
+    ]
+    for name in ("theirs", "ours"):
+        side = report[name]
+        label = "theirs (capture)" if name == "theirs" else "ours (engine)  "
+        if side is None:
+            lines.append(f"{label}: nothing sent")
+            continue
+        states = ", ".join(f"{st['state']} {st['time']:.3f}" for st in side["states"])
+        counts = ", ".join(f"{code} {n}" for code, n in side["counts"].items())
+        findings = ", ".join(f"{kind} {n}" for kind, n in side["finding_counts"].items()) or "none"
+        lines.append(f"{label}: states {states or '-'}")
+        lines.append(f"{' ' * len(label)}  frames: {counts}; findings: {findings}")
+    for entry in report["events"]:
+        lines.append(
+            f"event notification (frame {entry['frame']}, {entry['time']:.3f} s): theirs seq {entry['their_sequence']}"
+            f" x{entry['their_copies']}, ours seq {entry['our_sequence']} x{entry['our_copies']}"
+            f" at {entry['our_time']}"
+        )
+    divergences = report["divergences"]
+    lines.append("")
+    if divergences:
+        lines.append(f"{len(divergences)} divergences:")
+        lines.extend(f"  {d['what']}: {d['detail']}" for d in divergences)
+    else:
+        lines.append("no divergences")
+    return "\n".join(lines) + "\n"
