@@ -47,7 +47,7 @@ from efmoam.daemon.sdnotify import notify
 from efmoam.daemon.state import StateStore
 from efmoam.daemon.views import EVENT_LOG_TYPE_NAMES, port_view, summary_view
 from efmoam.linux.actions import ActionError, PortActionBackend, apply_loopback, make_backend, stale_block_tables
-from efmoam.linux.counters import BaseCounterSource, CounterError, open_counter_source
+from efmoam.linux.counters import BaseCounterSource, CounterError, RtnetlinkSource, open_counter_source
 from efmoam.linux.ethtool import EthtoolIoctl
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket
@@ -102,6 +102,7 @@ class Daemon:
         self._next_poll = 0.0
         self._deadlines: list[tuple[float, int, str]] = []  # a heap; stale entries are skipped
         self._pushes = itertools.count()
+        self._sources: dict[tuple[str, str | None], BaseCounterSource] = {}
         self._links: LinkMonitor | None = None
         self._control: ControlServer | None = None
 
@@ -215,7 +216,7 @@ class Daemon:
     def _add_port(self, link: Link, profile: PortProfile, now: float) -> None:
         sock = OamSocket(link.name)
         try:
-            counters = open_counter_source(profile.counter_source.value, counter_file=_path(profile.counter_file))
+            counters = self._counter_source(profile)
         except BaseException:
             sock.close()
             raise
@@ -256,8 +257,6 @@ class Daemon:
             return
         self._selector.unregister(runtime.sock)
         runtime.sock.close()
-        with contextlib.suppress(Exception):
-            runtime.counters.close()
         if release:
             try:
                 runtime.actions.return_to_service(name)
@@ -296,6 +295,8 @@ class Daemon:
 
     def _on_frames(self, runtime: PortRuntime, now: float) -> None:
         """Read waiting OAMPDUs; the per-port rate limit applies before decoding."""
+        if self.ports.get(runtime.name) is not runtime:
+            return  # removed earlier in this wake-up (its socket is closed)
         limit = float(self.config.daemon.rx_rate_limit)
         runtime.rx_tokens = min(limit, runtime.rx_tokens + (now - runtime.rx_stamp) * limit)
         runtime.rx_stamp = now
@@ -407,6 +408,18 @@ class Daemon:
                 self.journal.log("error", "stale block not removed", port=name, error=exc)
 
     # -- counters ----------------------------------------------------------------------
+
+    def _counter_source(self, profile: PortProfile) -> BaseCounterSource:
+        """One source per kind (and file) for every port; rtnetlink reads share a dump per poll."""
+        key = (profile.counter_source.value, profile.counter_file)
+        source = self._sources.get(key)
+        if source is None:
+            source = open_counter_source(key[0], counter_file=_path(key[1]))
+            for part in [source, *getattr(source, "sources", [])]:
+                if isinstance(part, RtnetlinkSource):
+                    part.max_age = self.config.daemon.counter_interval / 2
+            self._sources[key] = source
+        return source
 
     def _poll_counters(self, now: float) -> None:
         for runtime in self.ports.values():
@@ -539,10 +552,7 @@ class Daemon:
             runtime.profile.counter_source,
             runtime.profile.counter_file,
         ):
-            runtime.counters.close()
-            runtime.counters = open_counter_source(
-                profile.counter_source.value, counter_file=_path(profile.counter_file)
-            )
+            runtime.counters = self._counter_source(profile)
         if (profile.action_backend, profile.action_command) != (
             runtime.profile.action_backend,
             runtime.profile.action_command,
@@ -573,6 +583,9 @@ class Daemon:
                 with contextlib.suppress(ActionError):
                     apply_loopback(runtime.name, ParserAction.FORWARD, 0)
             runtime.sock.close()
+        for source in self._sources.values():
+            with contextlib.suppress(Exception):
+                source.close()
         if self._control is not None:
             self._control.close()
         if self._links is not None:
