@@ -19,6 +19,7 @@ import itertools
 import selectors
 import signal
 import socket
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +43,9 @@ from efmoam.core.linkmon import Location
 from efmoam.core.linkmon.persist import restore, snapshot
 from efmoam.core.outputs import EventLogged, MonitorUnavailable, PortServiceChanged
 from efmoam.daemon.control import ControlError, ControlServer
+from efmoam.daemon.eventstream import EventStream
 from efmoam.daemon.journal import Journal
+from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.sdnotify import notify
 from efmoam.daemon.state import StateStore
 from efmoam.daemon.views import EVENT_LOG_TYPE_NAMES, port_view, summary_view
@@ -105,6 +108,13 @@ class Daemon:
         self._sources: dict[tuple[str, str | None], BaseCounterSource] = {}
         self._links: LinkMonitor | None = None
         self._control: ControlServer | None = None
+        # -- fleet visibility: metrics and the event stream (efmoam.daemon.metrics) --
+        #: held by the loop while it processes one wake-up; a metrics scrape copies under it
+        self.lock = threading.Lock()
+        self.telemetry = Telemetry()
+        self.events = EventStream(config.daemon.event_stream, self._event_stream_error)
+        self._metrics: MetricsServer | None = None
+        # -- end of fleet visibility --
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -120,14 +130,17 @@ class Daemon:
             while not self._stop:
                 now = self._clock()
                 timeout = self._next_wakeup(now)
-                for key, _ in self._selector.select(None if timeout is None else max(0.0, timeout - now)):
-                    key.data(self._clock())
-                now = self._clock()
-                if self._reload:
-                    self._reload = False
-                    with contextlib.suppress(ControlError):  # reported; the running config stays
-                        self._do_reload(now)
-                self._run_due(now)
+                ready = self._selector.select(None if timeout is None else max(0.0, timeout - now))
+                with self.lock:  # a metrics scrape never sees a wake-up half done
+                    for key, _ in ready:
+                        key.data(self._clock())
+                    now = self._clock()
+                    if self._reload:
+                        self._reload = False
+                        self.events.reopen()  # SIGHUP: a rotated event-stream file
+                        with contextlib.suppress(ControlError):  # reported; the running config stays
+                            self._do_reload(now)
+                    self._run_due(now)
             self._shutdown()
         finally:
             signal.set_wakeup_fd(old_wakeup)
@@ -157,8 +170,41 @@ class Daemon:
             self._consider(link, now)
         self._reconcile_block_tables()
         self._flush(now)
+        self._start_metrics()
         notify("READY=1", f"STATUS={self._status()}")
         self.journal.log("notice", "started", ports=len(self.ports), control=self.config.daemon.control_socket)
+
+    # -- fleet visibility: metrics and the event stream --------------------------------
+
+    def _start_metrics(self) -> None:
+        settings = self.config.daemon.metrics
+        if not settings.enabled:
+            return
+        try:
+            self._metrics = MetricsServer(self, settings.address, settings.port)
+        except OSError as exc:  # the daemon runs on without metrics
+            self.journal.log("error", "metrics not served", address=settings.address, port=settings.port, error=exc)
+            return
+        self.journal.log("info", "metrics served", address=settings.address, port=self._metrics.port)
+
+    def _stop_metrics(self) -> None:
+        if self._metrics is not None:
+            self._metrics.close()
+            self._metrics = None
+
+    def _reconfigure_fleet(self, old: Config) -> None:
+        """After a reload: restart what the daemon section changed."""
+        if self.config.daemon.metrics != old.daemon.metrics:
+            self._stop_metrics()
+            self._start_metrics()
+        if self.config.daemon.event_stream != old.daemon.event_stream:
+            self.events.close()
+            self.events = EventStream(self.config.daemon.event_stream, self._event_stream_error)
+
+    def _event_stream_error(self, error: str) -> None:
+        self.journal.log("error", "event stream not written", error=error)
+
+    # -- end of fleet visibility -------------------------------------------------------
 
     def _touch(self, runtime: PortRuntime) -> None:
         """Note when the loop must next look at this port (after anything changed it)."""
@@ -268,6 +314,7 @@ class Daemon:
                 self.state.save()
         else:
             self._save_port(runtime)
+        self.telemetry.forget(name)
         self.journal.log("info", "port removed", port=name, reason=why)
 
     def _on_link_events(self, now: float) -> None:
@@ -308,6 +355,7 @@ class Daemon:
                 continue
             runtime.rx_tokens -= 1.0
             runtime.port.receive(frame, now=now)
+            self.telemetry.received(runtime.name, runtime.port, frame, now)  # metrics: last OAMPDU from the peer
         self._flush_port(runtime, now)
 
     def _flush(self, now: float) -> None:
@@ -325,6 +373,8 @@ class Daemon:
             elif isinstance(output, EventLogged):
                 save = True
                 self._log_event(runtime.name, output)
+                self.events.event(runtime.name, output, _event_action(output), now, self.wall_clock_offset)
+                self.telemetry.event_logged(runtime.name, output)  # metrics: events raised
             elif isinstance(output, PortServiceChanged):
                 save = True
                 runtime.want_out_of_service = output.out_of_service
@@ -383,8 +433,16 @@ class Daemon:
             runtime.action_error = str(exc)
             runtime.action_retry_at = now + ACTION_RETRY
             self.journal.log("error", "port action failed", port=runtime.name, action=runtime.actions.name, error=exc)
+            self.events.port_action(
+                runtime.name, out_of_service=want, reasons=reasons or runtime.port.link_monitoring.holders(),
+                backend=runtime.actions.name, error=str(exc), now=now, wall_clock_offset=self.wall_clock_offset,
+            )  # fmt: skip
             return
         runtime.action_applied, runtime.action_error, runtime.action_retry_at = want, None, None
+        self.events.port_action(
+            runtime.name, out_of_service=want, reasons=reasons or runtime.port.link_monitoring.holders(),
+            backend=runtime.actions.name, error=None, now=now, wall_clock_offset=self.wall_clock_offset,
+        )  # fmt: skip
         self.journal.log(
             "warning" if want else "notice", "port out of service" if want else "port back in service",
             port=runtime.name, action=runtime.actions.name, reasons=",".join(reasons) or None,
@@ -431,6 +489,7 @@ class Daemon:
                     self.journal.log("warning", "counters not read", port=runtime.name, error=exc)
                 continue
             runtime.counter_error = None
+            self.telemetry.counters_read(runtime.name, sample)  # metrics: counter availability
             runtime.port.on_counters(sample, now=now)
             self._flush_port(runtime, now)
 
@@ -530,7 +589,8 @@ class Daemon:
             self.journal.log("error", f"reload refused, the running configuration stays:\n{exc}")
             notify("READY=1")
             raise ControlError("bad_config", str(exc)) from exc
-        self.config = config
+        old, self.config = self.config, config
+        self._reconfigure_fleet(old)
         assert self._links is not None
         links = {link.name: link for link in self._links.links.values()}
         for name in list(self.ports):
@@ -569,11 +629,13 @@ class Daemon:
 
     def _shutdown(self) -> None:
         notify("STOPPING=1")
+        self._stop_metrics()
         now = self._clock()
         if self.config.daemon.dying_gasp_on_shutdown:
             for runtime in self.ports.values():
                 runtime.port.set_local_flags(Flag.DYING_GASP, True, now=now)
-            deadline = now + 0.15  # the next transmit slot of every port
+            self._flush(now)  # out now where the budget allows, else in the next slot:
+            deadline = now + 0.15
             while (now := self._clock()) < deadline:
                 self._run_due(now)
                 time.sleep(0.01)
@@ -590,6 +652,7 @@ class Daemon:
             self._control.close()
         if self._links is not None:
             self._links.close()
+        self.events.close()
         self.journal.log("notice", "stopped")
 
     def _status(self) -> str:
@@ -622,6 +685,14 @@ def _link_speed(name: str) -> int | None:
 
 def _flags(flags: Flag) -> str:
     return ",".join(str(f.name).lower() for f in Flag if flags & f) or "none"
+
+
+def _event_action(logged: EventLogged) -> str:
+    """What an event-log record does to the port, for the event stream."""
+    entry = logged.entry
+    if not entry.active:
+        return "cleared"
+    return "out-of-service" if entry.port_affecting else "log-only"
 
 
 def _number(value: int) -> int | None:
