@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import functools
+import ipaddress
 import math
 import os
 import re
@@ -39,6 +40,9 @@ from efmoam.config.model import (
     Config,
     CounterSource,
     DaemonConfig,
+    EventSink,
+    EventStreamConfig,
+    MetricsConfig,
     PortProfile,
     PortRule,
     SettingError,
@@ -441,6 +445,24 @@ DAEMON = Section(
         "counter_interval": Scalar(_number(what=_SECONDS), _core(DaemonConfig, "counter_interval")),
         "dying_gasp_on_shutdown": Scalar(_bool),
         "rx_rate_limit": Scalar(_integer(), _core(DaemonConfig, "rx_rate_limit")),
+        # -- fleet visibility: daemon.metrics and daemon.event_stream --
+        "metrics": Section(
+            nullable=True,
+            fields={
+                "enabled": Scalar(_bool),
+                "address": Scalar(_string, ipaddress.ip_address),
+                "port": Scalar(_integer(), _core(MetricsConfig, "port")),
+            },
+        ),
+        "event_stream": Section(
+            nullable=True,
+            fields={
+                "sink": Scalar(_enum(EventSink)),
+                "path": Scalar(
+                    _nullable(_string), lambda value: value is None or EventStreamConfig(EventSink.FILE, value)
+                ),
+            },
+        ),
     },
 )
 
@@ -705,7 +727,24 @@ class _Loader:
                 built.append(PortRule(rule.match, profile=profile, **extra))
         if self.problems:
             raise ConfigError(sorted(dict.fromkeys(self.problems), key=lambda p: (p.line, p.column)))
-        return Config(DaemonConfig(**_values(daemon)), built)
+        daemon_config = self.daemon_config(daemon, root)
+        if self.problems or daemon_config is None:
+            raise ConfigError(sorted(dict.fromkeys(self.problems), key=lambda p: (p.line, p.column)))
+        return Config(daemon_config, built)
+
+    def daemon_config(self, tree: _Tree, where: Node) -> DaemonConfig | None:
+        """The daemon's settings, with its nested sections (metrics, event_stream) built."""
+        nested: dict[str, Any] = {}
+        for key, cls in (("metrics", MetricsConfig), ("event_stream", EventStreamConfig)):
+            sub = _sub(tree, key)
+            if any(_broken(sub, name) for name in sub):
+                return None
+            try:
+                nested[key] = cls(**_values(sub))
+            except (ValueError, TypeError) as exc:
+                self.blame(exc, where, _join("daemon", key), sub, *sub)
+                return None
+        return DaemonConfig(**_values(tree), **nested)
 
     def shadowed(self, rules: Sequence[_Rule]) -> None:
         """Report the rules that an earlier rule hides: the first rule that fits wins."""

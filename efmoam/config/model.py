@@ -67,6 +67,52 @@ def _absolute_path(_inst: Any, attribute: Any, value: str | None) -> None:
         raise ValueError(f"{attribute.name} must be an absolute path, not {value!r}")
 
 
+# -- fleet visibility (metrics and event stream) ------------------------------------------
+
+
+def _port_number(_inst: Any, attribute: Any, value: int) -> None:
+    if not 1 <= value <= 65535:
+        raise ValueError(f"{attribute.name} must be between 1 and 65535, not {value}")
+
+
+@attrs.frozen
+class MetricsConfig:
+    """The Prometheus endpoint (``daemon.metrics``)."""
+
+    #: serve metrics over HTTP
+    enabled: bool = True
+    #: the address the endpoint binds to (an IPv4 or IPv6 address)
+    address: str = "127.0.0.1"
+    #: the TCP port of the endpoint
+    port: int = attrs.field(default=9717, validator=_port_number)
+
+
+class EventSink(enum.Enum):
+    """Where the JSON event stream goes."""
+
+    NONE = "none"  #: no event stream
+    STDERR = "stderr"  #: one JSON object per line on stderr (the journal under systemd)
+    FILE = "file"  #: appended to `EventStreamConfig.path`, reopened on SIGHUP
+
+
+@attrs.frozen
+class EventStreamConfig:
+    """The JSON event stream (``daemon.event_stream``)."""
+
+    sink: EventSink = EventSink.NONE
+    #: the file, for `EventSink.FILE`
+    path: str | None = attrs.field(default=None, validator=_absolute_path)
+
+    def __attrs_post_init__(self) -> None:
+        if self.sink is EventSink.FILE and not self.path:
+            raise SettingError("path", "required when sink is file")
+        if self.path is not None and self.sink is not EventSink.FILE:
+            raise SettingError("path", "only used when sink is file: remove it, or set it to null")
+
+
+# -- end of fleet visibility --------------------------------------------------------------
+
+
 @attrs.frozen
 class DaemonConfig:
     """The daemon's own settings (the ``daemon:`` section)."""
@@ -81,6 +127,10 @@ class DaemonConfig:
     dying_gasp_on_shutdown: bool = True
     #: OAMPDUs per second per port accepted before decoding; more are dropped and counted
     rx_rate_limit: int = attrs.field(default=100, validator=_between(1, 10_000))
+    #: the Prometheus endpoint
+    metrics: MetricsConfig = MetricsConfig()
+    #: the JSON event stream
+    event_stream: EventStreamConfig = EventStreamConfig()
 
 
 @attrs.frozen

@@ -109,7 +109,7 @@ class Daemon:
         self._links: LinkMonitor | None = None
         self._control: ControlServer | None = None
         # -- fleet visibility: metrics and the event stream (efmoam.daemon.metrics) --
-        #: held by the loop while it processes one wake-up; a metrics scrape copies under it
+        #: held by the loop while it processes one wake-up; a metrics scrape reads the ports under it
         self.lock = threading.Lock()
         self.telemetry = Telemetry()
         self.events = EventStream(config.daemon.event_stream, self._event_stream_error)

@@ -1,0 +1,160 @@
+"""The JSON event stream: every event-log record and every port action, one object per line.
+
+For log shippers (Vector, Fluent Bit, a Kafka producer): the sink is stderr (the journal
+under systemd, one JSON line per journal entry) or a file, appended to and reopened on
+SIGHUP so that logrotate can move it away.  A write that fails is reported once per
+distinct error through `on_error` and the record is lost; the daemon keeps running.
+
+Schema 1, two kinds of record (the README, "Running a fleet", documents each key):
+
+* ``{"kind": "event", ...}``: an event-log entry was written (raised or cleared);
+* ``{"kind": "port_action", ...}``: the daemon took a port out of service or returned
+  it, or tried to and failed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from efmoam.config.model import EventSink, EventStreamConfig
+from efmoam.core.linkmon.eventlog import NOT_A_THRESHOLD
+from efmoam.core.outputs import EventLogged
+from efmoam.daemon.views import EVENT_LOG_TYPE_NAMES
+
+SCHEMA = 1
+
+
+def _number(value: int) -> int | None:
+    return None if value == NOT_A_THRESHOLD else value
+
+
+class EventStream:
+    """Writes records to the configured sink (`EventSink.NONE`: writes nothing)."""
+
+    def __init__(
+        self,
+        config: EventStreamConfig,
+        on_error: Callable[[str], None] | None = None,
+        stderr: TextIO | None = None,
+    ) -> None:
+        self.config = config
+        self._on_error = on_error
+        self._stderr = stderr
+        self._file: TextIO | None = None
+        self._error: str | None = None
+        if config.sink is EventSink.FILE:
+            self.reopen()
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.sink is not EventSink.NONE
+
+    def reopen(self) -> None:
+        """Close and open the file again (after a rotation: SIGHUP)."""
+        if self.config.sink is not EventSink.FILE:
+            return
+        self.close()
+        assert self.config.path is not None
+        try:
+            self._file = open(self.config.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        except OSError as exc:
+            self._failed(f"cannot open {self.config.path}: {exc}")
+
+    def close(self) -> None:
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError as exc:
+                self._failed(str(exc))
+            self._file = None
+
+    def write(self, record: dict[str, Any]) -> None:
+        """One record as one line."""
+        if self.config.sink is EventSink.NONE:
+            return
+        line = json.dumps(record, separators=(",", ":"), sort_keys=False) + "\n"
+        stream = self._file if self.config.sink is EventSink.FILE else (self._stderr or sys.stderr)
+        if stream is None:
+            self.reopen()
+            stream = self._file
+            if stream is None:
+                return
+        try:
+            stream.write(line)
+            stream.flush()
+        except OSError as exc:
+            self._failed(str(exc))
+        else:
+            self._error = None
+
+    def _failed(self, error: str) -> None:
+        if error != self._error:
+            self._error = error
+            if self._on_error is not None:
+                self._on_error(error)
+
+    # -- the two kinds of record -----------------------------------------------------------
+
+    def event(self, port: str, logged: EventLogged, action: str, now: float, wall_clock_offset: float) -> None:
+        """An event-log entry was written; `action` is what it does to the port."""
+        if not self.enabled:
+            return
+        entry = logged.entry
+        wall = entry.wall_time if entry.wall_time is not None else entry.time + wall_clock_offset
+        self.write(
+            {
+                "schema": SCHEMA,
+                "kind": "event",
+                "port": port,
+                "slot": logged.slot,
+                "index": entry.index,
+                "location": entry.location.value,
+                "type": EVENT_LOG_TYPE_NAMES[entry.event_type],
+                "type_number": int(entry.event_type),
+                "severity": entry.severity.value,
+                "active": entry.active,
+                "window": _number(entry.window),
+                "threshold": _number(entry.threshold),
+                "errors": _number(entry.value),
+                "error_running_total": entry.running_total,
+                "event_running_total": entry.event_total,
+                "port_affecting": entry.port_affecting,
+                "action": action,
+                "event_monotonic": entry.time,
+                "event_time": wall,
+                "monotonic": now,
+                "time": now + wall_clock_offset,
+            }
+        )
+
+    def port_action(
+        self,
+        port: str,
+        *,
+        out_of_service: bool,
+        reasons: tuple[str, ...],
+        backend: str,
+        error: str | None,
+        now: float,
+        wall_clock_offset: float,
+    ) -> None:
+        """The daemon applied (or failed to apply) a port action."""
+        if not self.enabled:
+            return
+        self.write(
+            {
+                "schema": SCHEMA,
+                "kind": "port_action",
+                "port": port,
+                "action": "out-of-service" if out_of_service else "in-service",
+                "reasons": list(reasons),
+                "backend": backend,
+                "result": "failed" if error is not None else "applied",
+                "error": error,
+                "monotonic": now,
+                "time": now + wall_clock_offset,
+            }
+        )

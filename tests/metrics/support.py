@@ -1,0 +1,54 @@
+"""A stand-in daemon for the collector: real `OamPort` engines, no sockets."""
+
+from __future__ import annotations
+
+import threading
+
+import attrs
+
+from efmoam.core import OamPort
+from efmoam.core.linkmon import CounterSample, LinkMonitoringSettings, MonitorSettings, PortAction
+from efmoam.core.linkmon.settings import LocalSfAction
+from efmoam.core.settings import PortSettings
+from efmoam.daemon.metrics import Telemetry
+
+WALL = 1_700_000_000.0
+
+
+@attrs.define
+class FakeRuntime:
+    name: str
+    port: OamPort
+    rx_rate_limited: int = 0
+    action_error: str | None = None
+
+
+class FakeDaemon:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.telemetry = Telemetry()
+        self.wall_clock_offset = WALL
+        self.ports: dict[str, FakeRuntime] = {}
+
+    def add(self, name: str, index: int = 0) -> FakeRuntime:
+        settings = PortSettings(
+            link_monitoring=LinkMonitoringSettings(
+                enabled=True,
+                errored_frame=MonitorSettings(enabled=True, window=1.0, sf_threshold=5, sd_threshold=2),
+                local_sf_action=LocalSfAction(port_action=PortAction.OUT_OF_SERVICE),
+            )
+        )
+        mac = f"02:00:00:{index >> 16 & 0xFF:02x}:{index >> 8 & 0xFF:02x}:{index & 0xFF:02x}"
+        runtime = FakeRuntime(name, OamPort(settings, mac, now=0.0, wall_clock_offset=WALL))
+        self.ports[name] = runtime
+        return runtime
+
+
+def raise_sf(runtime: FakeRuntime, telemetry: Telemetry) -> None:
+    """20 errored frames in one 1 s window (SF threshold 5)."""
+    port = runtime.port
+    for now, errors in ((0.0, 0), (0.5, 0), (1.1, 20), (2.2, 20)):
+        sample = CounterSample(errored_frames=errors, frames_received=1000 + int(now * 1000))
+        telemetry.counters_read(runtime.name, sample)
+        port.on_counters(sample, now=now)
+    port.take_outputs()

@@ -1,0 +1,119 @@
+"""The JSON event stream: one object per line, the documented keys, reopen on SIGHUP."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from efmoam.config import load_config_text
+from efmoam.config.model import EventSink, EventStreamConfig, SettingError
+from efmoam.core.linkmon import Location, Severity
+from efmoam.core.linkmon.eventlog import EventLogEntry
+from efmoam.core.outputs import EventLogged
+from pdu import EventLogType
+
+EVENT_KEYS = {
+    "schema", "kind", "port", "slot", "index", "location", "type", "type_number", "severity", "active", "window",
+    "threshold", "errors", "error_running_total", "event_running_total", "port_affecting", "action",
+    "event_monotonic", "event_time", "monotonic", "time",
+}  # fmt: skip
+ACTION_KEYS = {"schema", "kind", "port", "action", "reasons", "backend", "result", "error", "monotonic", "time"}
+
+from efmoam.daemon.eventstream import EventStream  # noqa: E402
+
+
+def logged(active: bool = True) -> EventLogged:
+    entry = EventLogEntry(
+        index=3, location=Location.LOCAL, event_type=EventLogType.ERRORED_FRAME_EVENT, severity=Severity.FAILURE,
+        time=10.0, window=10, threshold=5, value=20, running_total=20, event_total=1, port_affecting=True,
+        active=active,
+    )  # fmt: skip
+    return EventLogged(4, entry)
+
+
+def test_an_event_and_an_action_on_stderr() -> None:
+    stream = io.StringIO()
+    events = EventStream(EventStreamConfig(EventSink.STDERR), stderr=stream)
+    events.event("eth0", logged(), "out-of-service", 10.5, 1000.0)
+    events.port_action(
+        "eth0", out_of_service=True, reasons=("local errored_frame_event",), backend="block", error=None,
+        now=10.6, wall_clock_offset=1000.0,
+    )  # fmt: skip
+    first, second = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert set(first) == EVENT_KEYS
+    assert first["type"] == "erroredFrameEvent" and first["type_number"] == 3
+    assert (first["severity"], first["window"], first["threshold"], first["errors"]) == ("sf", 10, 5, 20)
+    assert (first["error_running_total"], first["event_running_total"]) == (20, 1)
+    assert (first["event_monotonic"], first["event_time"], first["monotonic"], first["time"]) == (
+        10.0, 1010.0, 10.5, 1010.5,
+    )  # fmt: skip
+    assert first["action"] == "out-of-service" and first["kind"] == "event" and first["schema"] == 1
+    assert set(second) == ACTION_KEYS
+    assert second["action"] == "out-of-service" and second["result"] == "applied"
+    assert second["reasons"] == ["local errored_frame_event"]
+
+
+def test_none_writes_nothing() -> None:
+    stream = io.StringIO()
+    events = EventStream(EventStreamConfig(), stderr=stream)
+    events.event("eth0", logged(), "log-only", 1.0, 0.0)
+    assert stream.getvalue() == ""
+
+
+def test_a_file_is_reopened_after_rotation(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    events = EventStream(EventStreamConfig(EventSink.FILE, str(path)))
+    events.event("eth0", logged(), "out-of-service", 1.0, 0.0)
+    rotated = tmp_path / "events.jsonl.1"
+    path.rename(rotated)
+    events.event("eth0", logged(active=False), "cleared", 2.0, 0.0)  # still into the moved file
+    events.reopen()  # SIGHUP
+    events.port_action(
+        "eth0", out_of_service=False, reasons=(), backend="block", error="nft failed", now=3.0, wall_clock_offset=0.0
+    )
+    events.close()
+    assert [json.loads(line)["action"] for line in rotated.read_text().splitlines()] == ["out-of-service", "cleared"]
+    [line] = path.read_text().splitlines()
+    assert json.loads(line)["result"] == "failed" and json.loads(line)["error"] == "nft failed"
+
+
+def test_an_unwritable_file_is_reported_once(tmp_path: Path) -> None:
+    errors: list[str] = []
+    events = EventStream(EventStreamConfig(EventSink.FILE, str(tmp_path / "missing" / "e.jsonl")), errors.append)
+    events.event("eth0", logged(), "log-only", 1.0, 0.0)
+    events.event("eth0", logged(), "log-only", 1.0, 0.0)
+    assert len(errors) == 1
+
+
+def test_the_configuration() -> None:
+    config = load_config_text(
+        "daemon:\n  metrics: {enabled: false, address: '::', port: 9100}\n"
+        "  event_stream: {sink: file, path: /var/log/efmoam/events.jsonl}\n"
+    )
+    assert (config.daemon.metrics.enabled, config.daemon.metrics.address, config.daemon.metrics.port) == (
+        False, "::", 9100,
+    )  # fmt: skip
+    assert config.daemon.event_stream == EventStreamConfig(EventSink.FILE, "/var/log/efmoam/events.jsonl")
+    with pytest.raises(SettingError):
+        EventStreamConfig(EventSink.FILE)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("daemon:\n  event_stream: {sink: file}\n", "path is required when sink is file"),
+        ("daemon:\n  event_stream: {sink: stderr, path: /tmp/x}\n", "only used when sink is file"),
+        ("daemon:\n  metrics: {port: 70000}\n", "between 1 and 65535"),
+        ("daemon:\n  metrics: {address: localhost}\n", "does not appear to be an IPv4 or IPv6 address"),
+        ("daemon:\n  event_stream: {sink: syslog}\n", "must be one of none, stderr, file"),
+    ],
+)
+def test_bad_configurations(text: str, message: str) -> None:
+    from efmoam.config import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        load_config_text(text)
+    assert message in str(info.value)
