@@ -1,8 +1,10 @@
 """The JSON event stream: every event-log record and every port action, one object per line.
 
-For log shippers (Vector, Fluent Bit, a Kafka producer): the sink is stderr (the journal
-under systemd, one JSON line per journal entry) or a file, appended to and reopened on
-SIGHUP so that logrotate can move it away.  A write that fails is reported once per
+For log shippers (Vector, Fluent Bit, a Kafka producer): the sink is stderr or a file,
+appended to and reopened on SIGHUP so that logrotate can move it away.  Under systemd
+(``$JOURNAL_STREAM`` set and the journal's socket present) the stderr sink writes to the
+journal natively instead: one entry per record, ``MESSAGE`` the JSON line and one
+``EFMOAM_<KEY>`` field per top-level value (``journalctl EFMOAM_PORT=eth0``).  A write that fails is reported once per
 distinct error through `on_error` and the record is lost; the daemon keeps running.
 
 Schema 1, two kinds of record (the README, "Running a fleet", documents each key):
@@ -15,6 +17,9 @@ Schema 1, two kinds of record (the README, "Running a fleet", documents each key
 from __future__ import annotations
 
 import json
+import os
+import re
+import socket
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -25,6 +30,18 @@ from efmoam.core.outputs import EventLogged
 from efmoam.daemon.views import EVENT_LOG_TYPE_NAMES
 
 SCHEMA = 1
+JOURNAL_SOCKET = "/run/systemd/journal/socket"
+_FIELD_NAME = re.compile(r"[A-Z0-9_]+")
+
+
+def journal_entry(record: dict[str, Any], line: str) -> bytes:
+    """A record in the journal's native protocol (KEY=value lines; JSON has no newline)."""
+    fields = {"MESSAGE": line, "SYSLOG_IDENTIFIER": "efmoam", "PRIORITY": "5"}
+    for key, value in record.items():
+        name = f"EFMOAM_{key.upper()}"
+        if isinstance(value, str | int | float | bool) and _FIELD_NAME.fullmatch(name) and "\n" not in str(value):
+            fields[name] = str(value)
+    return "".join(f"{name}={value}\n" for name, value in fields.items()).encode()
 
 
 def _number(value: int) -> int | None:
@@ -39,10 +56,16 @@ class EventStream:
         config: EventStreamConfig,
         on_error: Callable[[str], None] | None = None,
         stderr: TextIO | None = None,
+        journal_socket: str | None = None,
     ) -> None:
         self.config = config
         self._on_error = on_error
         self._stderr = stderr
+        #: the journal's socket when the stderr sink goes to the journal natively
+        self.journal_socket = journal_socket
+        if journal_socket is None and os.environ.get("JOURNAL_STREAM") and os.path.exists(JOURNAL_SOCKET):
+            self.journal_socket = JOURNAL_SOCKET
+        self._journal: socket.socket | None = None
         self._file: TextIO | None = None
         self._error: str | None = None
         if config.sink is EventSink.FILE:
@@ -64,6 +87,9 @@ class EventStream:
             self._failed(f"cannot open {self.config.path}: {exc}")
 
     def close(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
         if self._file is not None:
             try:
                 self._file.close()
@@ -76,6 +102,9 @@ class EventStream:
         if self.config.sink is EventSink.NONE:
             return
         line = json.dumps(record, separators=(",", ":"), sort_keys=False) + "\n"
+        if self.config.sink is EventSink.STDERR and self.journal_socket is not None:
+            self._to_journal(record, line.rstrip("\n"))
+            return
         stream = self._file if self.config.sink is EventSink.FILE else (self._stderr or sys.stderr)
         if stream is None:
             self.reopen()
@@ -87,6 +116,17 @@ class EventStream:
             stream.flush()
         except OSError as exc:
             self._failed(str(exc))
+        else:
+            self._error = None
+
+    def _to_journal(self, record: dict[str, Any], line: str) -> None:
+        assert self.journal_socket is not None
+        try:
+            if self._journal is None:
+                self._journal = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self._journal.sendto(journal_entry(record, line), self.journal_socket)
+        except OSError as exc:
+            self._failed(f"journal: {exc}")
         else:
             self._error = None
 

@@ -117,3 +117,42 @@ def test_bad_configurations(text: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:
         load_config_text(text)
     assert message in str(info.value)
+
+
+def test_under_systemd_records_go_to_the_journal_with_fields(tmp_path: Path) -> None:
+    """A datagram socket stands in for journald's; the entry is the native protocol."""
+    import socket
+
+    path = str(tmp_path / "journal.socket")
+    journal = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    journal.bind(path)
+    journal.settimeout(2.0)
+    stderr = io.StringIO()
+    events = EventStream(EventStreamConfig(EventSink.STDERR), stderr=stderr, journal_socket=path)
+    try:
+        events.event("eth0", logged(), "out-of-service", 10.5, 1000.0)
+        entry = journal.recv(65536).decode()
+    finally:
+        events.close()
+        journal.close()
+    fields = dict(line.split("=", 1) for line in entry.splitlines())
+    assert json.loads(fields["MESSAGE"])["type"] == "erroredFrameEvent"
+    assert fields["SYSLOG_IDENTIFIER"] == "efmoam"
+    assert (fields["EFMOAM_PORT"], fields["EFMOAM_TYPE"], fields["EFMOAM_SEVERITY"]) == (
+        "eth0",
+        "erroredFrameEvent",
+        "sf",
+    )
+    assert fields["EFMOAM_ERRORS"] == "20" and fields["EFMOAM_KIND"] == "event"
+    assert stderr.getvalue() == ""  # the journal got it, not the stderr stream
+
+
+def test_a_journal_that_is_gone_is_reported_once(tmp_path: Path) -> None:
+    problems: list[str] = []
+    events = EventStream(
+        EventStreamConfig(EventSink.STDERR), on_error=problems.append, journal_socket=str(tmp_path / "absent")
+    )
+    events.event("eth0", logged(), "out-of-service", 10.5, 1000.0)
+    events.event("eth0", logged(False), "in-service", 11.5, 1000.0)
+    events.close()
+    assert len(problems) == 1 and problems[0].startswith("journal:")
