@@ -42,21 +42,28 @@ class TxBudget:
         self._space_information = need > self._limit // 2
 
     def next_free(self, now: float, information: bool = True) -> float:
-        """The earliest time at or after `now` when an OAMPDU (or an Information) may go out."""
-        n = len(self._sent)  # at least the frames that count at `now`: a safe shortcut
-        if not n or (
-            n < self._limit
-            and (n < self._spaced_from or (information and not self._space_information))
-            and (information or len(self._others_sent) < self._others)
-        ):
-            return now
-        free = _aged_out(self._sent, self._limit, now, self._period)
+        """The earliest time at or after `now` when an OAMPDU (or an Information) may go out.
+
+        The send times are sorted, so "k frames in the period before t" is a look at the
+        k-th newest: each rule costs O(1).
+        """
+        sent = self._sent
+        n = len(sent)
+        if not n or (information and n < self._spaced_from):
+            return now  # the window has room and no spacing applies (the common case)
+        period = self._period
+        free = now
+        if n >= self._limit:  # the window is full until its oldest frame ages out
+            free = max(free, sent[-self._limit] + period)
         if not information:
-            free = max(free, _aged_out(self._others_sent, self._others, now, self._period))
-        if (self._space_information or not information) and sum(
-            1 for t in self._sent if t > free - self._period
-        ) >= self._spaced_from:
-            free = max(free, self._sent[-1] + self._spacing)
+            others, cap = self._others_sent, self._others
+            if len(others) >= cap:
+                free = max(free, others[-cap] + period)
+        spaced = self._spaced_from
+        if (self._space_information or not information) and (
+            spaced == 0 or (n >= spaced and sent[-spaced] > free - period)
+        ):
+            free = max(free, sent[-1] + self._spacing)
         return free
 
     def available(self, now: float, information: bool = True) -> bool:
@@ -65,14 +72,12 @@ class TxBudget:
     def spend(self, now: float, information: bool = True) -> None:
         """A frame went out at `now`."""
         horizon = now - self._period
-        for sent in (self._sent, self._others_sent) if not information else (self._sent,):
-            sent.append(now)
-        for sent in (self._sent, self._others_sent):
-            while sent and sent[0] <= horizon:
-                sent.popleft()
-
-
-def _aged_out(sent: deque[float], cap: int, now: float, period: float) -> float:
-    """When fewer than `cap` of the `sent` times fall in the period before it (at or after `now`)."""
-    counted = [t for t in sent if t > now - period]
-    return now if len(counted) < cap else max(now, counted[-cap] + period)
+        sent = self._sent
+        sent.append(now)
+        while sent[0] <= horizon:
+            sent.popleft()
+        others = self._others_sent
+        if not information:
+            others.append(now)
+        while others and others[0] <= horizon:
+            others.popleft()

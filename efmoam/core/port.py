@@ -124,6 +124,7 @@ class OamPort:
         self.state: DiscoveryState = S.FAULT
         self.local_pdu = LocalPdu.RX_INFO  #: follows the state and the link (57.3.1.3)
         self._lost_link_time = settings.lost_link_time
+        self._interval = settings.transmit_interval
         self.loopback = LoopbackStatus.NO_LOOPBACK
         self._epoch = now
         self._link_ok = link_up
@@ -621,7 +622,8 @@ class OamPort:
         self._info_stale = True
         self.local_pdu = local_pdu(self.state, self._link_ok, self.settings.unidirectional)
         self._lost_link_time = self.settings.lost_link_time
-        self._budget.reserve_for(self.settings.transmit_interval)
+        self._interval = self.settings.transmit_interval
+        self._budget.reserve_for(self._interval)
 
     def _build_local_tlv(self, revision: int) -> InfoTlv:
         s = self.settings
@@ -698,16 +700,22 @@ class OamPort:
             return
         if self._info_due > now and not (self._queue and mode is LocalPdu.ANY) and not self._info_stale:
             return  # nothing due (the steady state between keep-alives)
-        info = self._information_output(now)
+        info = self._info_output
+        if self._info_stale or info is None:
+            info = self._information_output(now)
         budget = self._budget
-        while budget.available(now):
-            waiting = bool(self._queue) and mode is LocalPdu.ANY and budget.available(now, information=False)
+        while True:
+            info_due = self._info_due <= now
+            queued = bool(self._queue) and mode is LocalPdu.ANY
+            if not (info_due or queued) or not budget.available(now):
+                break
+            waiting = queued and budget.available(now, information=False)
             # a changed Information goes first; a keep-alive never passes a waiting OAMPDU twice
-            if self._info_due <= now and (self._info_urgent or not (waiting and self._last_sent_info)):
+            if info_due and (self._info_urgent or not (waiting and self._last_sent_info)):
                 budget.spend(now)
                 self._outputs.append(info)
                 self.stats.information_tx += 1
-                self._info_due = now + self.settings.transmit_interval
+                self._info_due = now + self._interval
                 self._last_sent_info = True
                 self._info_urgent = False
             elif waiting:
