@@ -230,6 +230,20 @@ def clear_port(port: str, what: str, location: str | None, socket_path: str) -> 
 
 
 @main.command()
+@click.argument("port")
+@click.argument("leaves", nargs=-1, required=True, type=click.IntRange(0, 0xFFFF))
+@socket_option
+def variables(port: str, leaves: tuple[int, ...], socket_path: str) -> None:
+    """Ask PORT's peer for Clause 30 attributes (Variable Request; Active mode, SEND_ANY).
+
+    LEAVES are attribute numbers, e.g. 251 (aOAMInformationTx) 239 (aOAMRemoteMACAddress).
+    The answer arrives asynchronously and is logged by the daemon ("variables" line).
+    """
+    _ask(socket_path, "variables", {"port": port, "leaves": list(leaves)})
+    click.echo(f"{port}: variable request sent for {' '.join(map(str, leaves))}")
+
+
+@main.command()
 def lab() -> None:
     """The demonstration: two namespaces, two daemons, an SD then an SF, clear, recovery.
 

@@ -38,6 +38,7 @@ from efmoam.core import (
     PeerChanged,
     PeerFlagsChanged,
     Transmit,
+    VariablesReceived,
 )
 from efmoam.core.linkmon import Location
 from efmoam.core.linkmon.persist import restore, snapshot
@@ -54,7 +55,7 @@ from efmoam.linux.counters import BaseCounterSource, CounterError, RtnetlinkSour
 from efmoam.linux.ethtool import EthtoolIoctl
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket
-from pdu import Flag, ParserAction
+from pdu import Branch, Flag, ParserAction, VariableDescriptor
 
 ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
 RX_BATCH = 64  #: frames read from one socket per wake-up
@@ -397,6 +398,12 @@ class Daemon:
             self.journal.log("info", "peer", port=name, mac=None if peer is None else peer.mac)
         elif isinstance(output, PeerFlagsChanged):
             self.journal.log("notice", "peer flags", port=name, flags=_flags(output.flags))
+        elif isinstance(output, VariablesReceived):
+            values = " ".join(
+                f"{c.leaf}={'/'.join(v.hex() for v in c.values) or f'indication:{c.indication:#x}'}"
+                for c in output.containers
+            )
+            self.journal.log("info", "variables", port=name, values=values or None)
         elif isinstance(output, LinkEventsReceived):
             self.journal.log("info", "event notification", port=name, sequence=output.sequence)
         elif isinstance(output, LoopbackChanged):
@@ -557,6 +564,17 @@ class Daemon:
             except LocalProtocolError as exc:
                 raise ControlError("not_allowed", str(exc)) from exc
             return {"loopback": "started" if args.get("enable", True) else "stopping"}
+        if op == "variables":
+            runtime = self._runtime(args)
+            leaves = args.get("leaves")
+            if not isinstance(leaves, list) or not leaves or not all(isinstance(x, int) for x in leaves):
+                raise ControlError("bad_request", "leaves is a list of Clause 30 attribute numbers")
+            descriptors = tuple(VariableDescriptor(Branch.ATTRIBUTE, leaf) for leaf in leaves)
+            try:
+                runtime.port.request_variables(descriptors, now=now)
+            except LocalProtocolError as exc:
+                raise ControlError("not_allowed", str(exc)) from exc
+            return {"requested": leaves}
         if op == "reload":
             self._do_reload(now)
             return {"reloaded": True}

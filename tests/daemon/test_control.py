@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -15,7 +16,7 @@ from pathlib import Path
 import click
 import pytest
 
-from tests.daemon.lab import ROOT, Lab, efmoam
+from tests.daemon.lab import MAC_A, ROOT, Lab, efmoam
 
 NOBODY = 65534
 
@@ -139,3 +140,25 @@ def test_stopped_and_killed_daemon_is_not_running(lab: Lab) -> None:
     assert (result.returncode, result.stderr) == (1, not_running_message(lab.a.socket))
     lab.a.start(write_config=False)  # and the next start takes the stale socket over
     assert lab.a.show()["ports"][0]["name"] == "veth0"
+
+
+def test_variable_retrieval_through_the_control_socket(lab: Lab) -> None:
+    """`efmoam variables`: the peer answers a Variable Request; the answer is logged."""
+    lab.start(lab.a, lab.b)
+    result = lab.a.cli("variables", "veth0", "251", "239", "999")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "veth0: variable request sent for 251 239 999\n"
+    lab.wait_for(
+        lambda: lab.b.port()["statistics"]["dot3OamVariableRequestRx"] == 1, 10, "the peer to receive the request"
+    )
+    line = lab.wait_for(
+        lambda: next((x for x in lab.a.log().splitlines() if " variables " in f" {x} "), None), 10, "the answer"
+    )
+    # 251 aOAMInformationTx: 4 octets; 239 aOAMRemoteMACAddress: B's view of its peer, A's MAC;
+    # 999 is no attribute we keep: "not supported" (0x21)
+    assert f"239={MAC_A.replace(':', '')}" in line
+    assert re.search(r"\b251=[0-9a-f]{8}\b", line)
+    assert "999=indication:0x21" in line
+    assert lab.a.port()["statistics"]["dot3OamVariableResponseRx"] == 1
+    bad = lab.a.cli("variables", "veth9", "251")
+    assert (bad.returncode, bad.stderr) == (1, "efmoam: veth9 is not a port this daemon manages\n")

@@ -14,11 +14,13 @@ tshark on veth1.  The script walks through the scenarios of the daemon issue, in
    Event set while it lasts;
 3. ``clear`` on A: Critical Event goes;
 4. A puts B into remote loopback, then takes it out;
-5. A stops (Dying Gasp); B hears nothing for longer than the lost-link time and goes
+5. A asks B for three attributes (``efmoam variables``): a Variable Request and its
+   Response, one attribute answered "not supported";
+6. A stops (Dying Gasp); B hears nothing for longer than the lost-link time and goes
    back to ACTIVE_SEND_LOCAL.
 
-The daemon has no control request for variable retrieval: that scenario is only in
-``pcaps/engine/variables.pcap``.  Unlike ``pcaps/engine`` the recording is not
+A signal degrade sends nothing and a link fault on a veth pair stops every frame, so
+those two scenarios are in ``pcaps/engine/`` only.  Unlike ``pcaps/engine`` the recording is not
 deterministic (real timers); the committed capture is one run, and its expectations
 file describes that run.
 """
@@ -158,6 +160,8 @@ def main() -> int:
             ask("a", "loopback", enable=True)
             time.sleep(3)
             ask("a", "loopback", enable=False)
+            time.sleep(3)
+            ask("a", "variables", leaves=[251, 239, 999])  # two answers, one "not supported"
             time.sleep(3)
             daemons["a"].terminate()  # Dying Gasp
             daemons["a"].wait(timeout=10)
