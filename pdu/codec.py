@@ -79,7 +79,7 @@ _COMMAND = compile_layout(L.OAMLoopbackControl)
 _OUI = compile_layout(L.OAMOrganizationSpecific.fields_desc[:1])
 _DST = SLOW_PROTOCOLS_MULTICAST
 # plain ints for the per-frame loops (enum attribute lookups cost more than the compare)
-_LOCAL, _REMOTE = int(InfoTlvType.LOCAL), int(InfoTlvType.REMOTE)
+_INFO_TYPES = (int(InfoTlvType.LOCAL), int(InfoTlvType.REMOTE))
 _ORG = int(InfoTlvType.ORGANIZATION_SPECIFIC)
 _INFO_SIZE = _INFO_TLV.size
 _unpack_info = _INFO_TLV.unpack_from
@@ -313,9 +313,6 @@ def _encode_tlv_list(tlvs: tuple[Any, ...], fixed: Callable[[Any], bytes], fixed
         else:
             out.append(fixed(tlv))
     return b"".join(out)
-
-
-_INFO_TYPES = (InfoTlvType.LOCAL, InfoTlvType.REMOTE)
 
 
 def _encode_info_tlv(tlv: InfoTlv) -> bytes:

@@ -505,18 +505,7 @@ class Observer:
             self.gaps.append(gap)
         else:
             self.gaps_dropped += 1
-        if self.on_entry is not None:
-            self.on_entry(
-                {
-                    "frame": record.number,
-                    "time": record.time,
-                    "t": self._relative(record.time),
-                    "speaker": None,
-                    "what": "capture_gap",
-                    "after_frame": iface.last_frame,
-                    "seconds": gap["seconds"],
-                }
-            )
+        self._emit(None, record, "capture_gap", after_frame=iface.last_frame, seconds=gap["seconds"])
 
     def _check_gap(self, iface: _Interface, speaker: Speaker, record: CaptureRecord) -> None:
         """The speaker's silence since its last frame, if longer than a keep-alive."""
@@ -1041,26 +1030,17 @@ class Observer:
             speaker.events.append(event)
         else:
             speaker.events_dropped += 1
-        if self.on_entry is not None:
-            self.on_entry(
-                {
-                    "frame": record.number,
-                    "time": record.time,
-                    "t": self._relative(record.time),
-                    "speaker": speaker.id,
-                    "what": "event",
-                    "event": event,
-                }
-            )
+        self._emit(speaker, record, "event", event=event)
 
-    def _emit(self, speaker: Speaker, record: CaptureRecord, what: str, **fields: Any) -> None:
+    def _emit(self, speaker: Speaker | None, record: CaptureRecord, what: str, **fields: Any) -> None:
+        """One timeline entry (`speaker` None: about the capture, not a speaker)."""
         if self.on_entry is not None:
             self.on_entry(
                 {
                     "frame": record.number,
                     "time": record.time,
                     "t": self._relative(record.time),
-                    "speaker": speaker.id,
+                    "speaker": None if speaker is None else speaker.id,
                     "what": what,
                     **fields,
                 }

@@ -119,7 +119,7 @@ class LinkMonitoring:
             elif errors >= monitor.lowest_threshold or monitor.state is not ok:
                 self._window_closed(monitor, errors, now)
         if self.outputs:
-            self._update_service()
+            self.refresh_service()
 
     def _configure_monitors(self) -> None:
         """Hand every monitor its settings and the link speed; list the ones that run."""
@@ -139,7 +139,7 @@ class LinkMonitoring:
                 self._raise_flag(key, now, log_type, affects)
             elif not flags & flag and key in self.active:
                 self._clear(key)
-        self._update_service()
+        self.refresh_service()
 
     def on_local_flags(self, flags: Flag, now: float) -> None:
         """The flags our own client set (set_local_flags): events while set, never port-affecting."""
@@ -149,7 +149,7 @@ class LinkMonitoring:
                 self._raise_flag(key, now, log_type, affects=False)
             elif not flags & flag and key in self.active:
                 self._clear(key)
-        self._update_service()
+        self.refresh_service()
 
     def on_link_events(self, tlvs: tuple[EventTlvs, ...], now: float) -> None:
         """Link event TLVs of a unique Event Notification from the peer."""
@@ -176,14 +176,14 @@ class LinkMonitoring:
                 )
             elif kind is MonitorKind.ERRORED_SYMBOL_PERIOD and tlv.threshold and key in self.active:
                 self._clear(key)  # the peer's symbol errors fell below its (non-zero) threshold
-        self._update_service()
+        self.refresh_service()
 
     def clear(self, location: Location | None, now: float) -> None:
         """The clear command: end the active events of `location` (None: both)."""
         for key, event in list(self.active.items()):
             if location is None or event.entry.location is location:
                 self._clear_with_notice(key, event, now)
-        self._update_service()
+        self.refresh_service()
 
     def link_changed(self, up: bool) -> None:
         """A link down/up clears every event, local and remote, and restarts the windows."""
@@ -192,7 +192,7 @@ class LinkMonitoring:
         for monitor in self.monitors.values():
             monitor.restart()
             monitor.reset_state()
-        self._update_service()
+        self.refresh_service()
 
     def reconfigure(self, settings: LinkMonitoringSettings, now: float) -> None:
         """New settings take effect in the current window; new thresholds clear a monitor's events."""
@@ -206,7 +206,7 @@ class LinkMonitoring:
                     self._clear_with_notice(key, self.active[key], now)
             if not after.enabled or not settings.enabled:
                 monitor.restart()
-        self._update_service()
+        self.refresh_service()
 
     def set_speed(self, speed_mbps: int | None) -> None:
         """The link speed, for the symbol and frame-period windows."""
@@ -318,16 +318,13 @@ class LinkMonitoring:
             if cleared is not None:
                 self.outputs.append(EventLogged(*cleared))
 
-    def refresh_service(self) -> None:
-        """Report the port's service state if the active events changed it."""
-        self._update_service()
-
     def _raise_flag(self, key: tuple[Location, Flag], now: float, log_type: EventLogType, affects: bool) -> None:
         # a non-threshold event: both totals count its occurrences (RFC 4878)
         count = self._flag_occurrences[key] = self._flag_occurrences.get(key, 0) + 1
         self._raise(key, now, key[0], log_type, Severity.FAILURE, affects, running_total=count, event_total=count)
 
-    def _update_service(self) -> None:
+    def refresh_service(self) -> None:
+        """Report the port's service state if the active events changed it."""
         out = any(event.entry.port_affecting for event in self.active.values())
         if out != self._out_of_service:
             self._out_of_service = out
