@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,10 +32,23 @@ def as_nobody() -> list[str] | None:
     return None
 
 
+def readable_copy() -> str:
+    """The efmoam package and click, copied where any user can read them (the checkout and
+    the venv may sit under a directory only root may enter, such as a mktemp -d clone)."""
+    shared = Path(tempfile.mkdtemp(prefix="efmoam-nobody-"))
+    shared.chmod(0o755)
+    atexit.register(shutil.rmtree, shared, True)
+    skip = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(Path(ROOT) / "efmoam", shared / "efmoam", ignore=skip)
+    shutil.copytree(Path(click.__file__).resolve().parent, shared / "click", ignore=skip)
+    for entry in shared.rglob("*"):
+        entry.chmod(0o755 if entry.is_dir() else 0o644)
+    return str(shared)
+
+
 def nobody_python(prefix: Sequence[str]) -> tuple[str, str] | None:
     """An interpreter nobody may run that can import click, with the PYTHONPATH it needs."""
-    site = str(Path(click.__file__).resolve().parent.parent)
-    path = f"{ROOT}:{site}"
+    path = readable_copy()
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     for python in (sys.executable, f"/usr/bin/python{version}", f"/usr/local/bin/python{version}"):
         if not os.path.exists(python):
