@@ -431,6 +431,7 @@ PORT = Section(
         "counter_file": Scalar(_nullable(_string), _counter_file),
         "action_backend": Scalar(_enum(ActionBackend)),
         "action_command": Scalar(_nullable(_command)),
+        "expect_peer": Scalar(_bool),
         "link_monitoring": LINK_MONITORING,
     },
 )
@@ -470,7 +471,7 @@ DAEMON = Section(
 SCHEMA = Section({"daemon": DAEMON, "defaults": PORT, "ports": RULE})
 
 #: port keys that belong to the profile rather than to the core's PortSettings
-_PROFILE_GROUPS = (("counter_source", "counter_file"), ("action_backend", "action_command"))
+_PROFILE_GROUPS = (("counter_source", "counter_file"), ("action_backend", "action_command"), ("expect_peer",))
 _PROFILE_KEYS = tuple(key for group in _PROFILE_GROUPS for key in group)
 _RENAME = {"loopback": "loopback_process"}
 _HINTS = {

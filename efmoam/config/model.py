@@ -144,6 +144,8 @@ class PortProfile:
     action_backend: ActionBackend = ActionBackend.BLOCK
     #: the command run by `ActionBackend.EXEC`
     action_command: str | None = None
+    #: the port should have an OAM peer: its absence is an alert (metric efmoam_peer_expected)
+    expect_peer: bool = False
 
     def __attrs_post_init__(self) -> None:
         for name, value, used, condition in (

@@ -149,6 +149,7 @@ class OamPort:
         self.peer_mac: str | None = None
         self.peer_flags: Flag = _NO_FLAGS
         self._peer_tlv: InfoTlv | None = None
+        self._peer_info: tuple[InfoTlv, PeerInfo] | None = None  #: `peer`, made from this TLV
         self._peer_remote_tlv: InfoTlv | None = None
         self._last_info: Information | None = None
         self._verdict: bool | None = None  # local_satisfied once decided
@@ -195,19 +196,22 @@ class OamPort:
     @property
     def peer(self) -> PeerInfo | None:
         """The peer as RFC 4878 dot3OamPeerTable, once its Local Information is known."""
-        tlv = self._peer_tlv
-        if tlv is None or self.peer_mac is None:
+        tlv, mac, made = self._peer_tlv, self.peer_mac, self._peer_info
+        if tlv is None or mac is None:
             return None
-        return PeerInfo(
-            mac=self.peer_mac,
-            oui=tlv.oui,
-            vendor_info=tlv.vendor_info,
-            mode_active=bool(tlv.oam_config & OamConfig.ACTIVE),
-            max_pdu_size=tlv.max_pdu_size,
-            config_revision=tlv.revision,
-            functions=tlv.oam_config,
-            oam_version=tlv.oam_version,
-        )
+        if made is None or made[0] is not tlv or made[1].mac != mac:  # the same object while nothing changed
+            info = PeerInfo(
+                mac=mac,
+                oui=tlv.oui,
+                vendor_info=tlv.vendor_info,
+                mode_active=bool(tlv.oam_config & OamConfig.ACTIVE),
+                max_pdu_size=tlv.max_pdu_size,
+                config_revision=tlv.revision,
+                functions=tlv.oam_config,
+                oam_version=tlv.oam_version,
+            )
+            made = self._peer_info = (tlv, info)
+        return made[1]
 
     @property
     def local_flags(self) -> Flag:

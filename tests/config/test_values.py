@@ -16,7 +16,7 @@ from efmoam.core.linkmon.settings import (
 )
 from efmoam.core.settings import OamMode, PeerPolicy, PortSettings
 from pdu import OamConfig
-from tests.config.support import load, only_profile
+from tests.config.support import load, only_profile, problems
 
 FULL = """\
     daemon:
@@ -389,3 +389,21 @@ def test_models_are_frozen_and_comparable() -> None:
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         config.daemon.rx_rate_limit = 1  # type: ignore[misc]
     assert hash(config.daemon) == hash(load(FULL).daemon)
+
+
+def test_expect_peer_is_per_port_and_a_boolean() -> None:
+    config = load(
+        """
+        defaults:
+          expect_peer: true
+        ports:
+          - match: eth0
+            expect_peer: false
+          - match: "eth*"
+        """
+    )
+    assert [rule.profile.expect_peer for rule in config.rules] == [False, True]
+    assert PortProfile().expect_peer is False  # the built-in default: no alert where a peer may not run OAM
+    assert problems("defaults:\n  expect_peer: sometimes\n") == [
+        "efmoam.yaml:2:16: defaults.expect_peer: must be true or false, not the string 'sometimes'"
+    ]

@@ -6,6 +6,7 @@ import threading
 
 import attrs
 
+from efmoam.config.model import PortProfile
 from efmoam.core import OamPort
 from efmoam.core.linkmon import CounterSample, LinkMonitoringSettings, MonitorSettings, PortAction
 from efmoam.core.linkmon.settings import LocalSfAction
@@ -19,6 +20,7 @@ WALL = 1_700_000_000.0
 class FakeRuntime:
     name: str
     port: OamPort
+    profile: PortProfile = PortProfile()
     rx_rate_limited: int = 0
     action_error: str | None = None
 
@@ -52,3 +54,16 @@ def raise_sf(runtime: FakeRuntime, telemetry: Telemetry) -> None:
         telemetry.counters_read(runtime.name, sample)
         port.on_counters(sample, now=now)
     port.take_outputs()
+
+
+def discover(daemon: FakeDaemon, a: FakeRuntime, b: FakeRuntime, seconds: int = 4) -> None:
+    """Wire two ports' engines back to back until they have discovered each other."""
+    for now in map(float, range(seconds)):
+        for src, dst in ((a, b), (b, a)):
+            src.port.handle_timer(now=now)
+            for output in src.port.take_outputs():
+                frame = getattr(output, "frame", None)
+                if frame is not None:
+                    dst.port.receive(frame, now=now)
+                    daemon.telemetry.received(dst.name, dst.port, frame, now)
+            dst.port.take_outputs()

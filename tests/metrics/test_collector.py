@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import gzip
 import threading
+import urllib.error
 import urllib.request
+from typing import Any
 
 import attrs
+import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from efmoam.config.model import PortProfile
 from efmoam.core.stats import OamStatistics
-from efmoam.daemon.metrics import MetricsServer, registry_for, snapshot
+from efmoam.daemon.metrics import MetricsServer, Renderer, registry_for, render, snapshot
+from efmoam.daemon.metrics.exposition import BATCH
 from efmoam.daemon.views import OPER_STATUS_NAMES
-from tests.metrics.support import WALL, FakeDaemon, raise_sf
+from tests.metrics.support import WALL, FakeDaemon, discover, raise_sf
 
 
 def samples(daemon: FakeDaemon) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -97,15 +103,7 @@ def test_events_raised_are_counted() -> None:
 def test_the_peer_info() -> None:
     daemon = FakeDaemon()
     a, b = daemon.add("eth0", 1), daemon.add("eth1", 2)
-    for now in (0.0, 1.0, 2.0, 3.0):  # two engines wired back to back
-        for src, dst in ((a, b), (b, a)):
-            src.port.handle_timer(now=now)
-            for output in src.port.take_outputs():
-                frame = getattr(output, "frame", None)
-                if frame is not None:
-                    dst.port.receive(frame, now=now)
-                    daemon.telemetry.received(dst.name, dst.port, frame, now)
-            dst.port.take_outputs()
+    discover(daemon, a, b)
     found = samples(daemon)
     assert value(found, "efmoam_oper_status", device="eth0", status="operational") == 1
     info = [dict(labels) for name, labels in found if name == "efmoam_peer_info" and ("device", "eth0") in labels]
@@ -142,8 +140,6 @@ def test_the_http_endpoint() -> None:
 
 
 def test_the_endpoint_renders_what_the_collector_collects() -> None:
-    from efmoam.daemon.metrics import render
-
     daemon = FakeDaemon()
     runtime = daemon.add("eth0")
     daemon.add('we"ird\\name', 1)
@@ -164,3 +160,131 @@ def test_the_endpoint_renders_what_the_collector_collects() -> None:
     slow, slow_types = parsed(generate_latest(registry_for(daemon)).decode())
     assert fast == slow
     assert fast_types == slow_types
+
+
+def test_a_port_that_should_have_a_peer() -> None:
+    daemon = FakeDaemon()
+    daemon.add("eth0").profile = PortProfile(expect_peer=True)
+    daemon.add("eth1", 1)
+    found = samples(daemon)
+    assert value(found, "efmoam_peer_expected", device="eth0") == 1
+    assert value(found, "efmoam_peer_expected", device="eth1") == 0
+
+
+def test_gzip_is_served_when_asked_and_holds_the_same_text() -> None:
+    daemon = FakeDaemon()
+    for index in range(3):
+        daemon.add(f"eth{index}", index)
+    server = MetricsServer(daemon, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.port}/metrics"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            plain = response.read()
+            assert response.headers["Content-Encoding"] is None
+        for accept in ("gzip", "deflate, gzip;q=0.5", "br, GZIP"):
+            request = urllib.request.Request(url, headers={"Accept-Encoding": accept})
+            with urllib.request.urlopen(request, timeout=5) as response:
+                assert response.headers["Content-Encoding"] == "gzip"
+                assert gzip.decompress(response.read()) == plain
+        for accept in ("gzip;q=0", "deflate", "identity"):
+            request = urllib.request.Request(url, headers={"Accept-Encoding": accept})
+            with urllib.request.urlopen(request, timeout=5) as response:
+                assert response.headers["Content-Encoding"] is None
+                assert response.read() == plain
+    finally:
+        server.close()
+
+
+def test_an_unknown_path_is_not_found() -> None:
+    daemon = FakeDaemon()
+    server = MetricsServer(daemon, "127.0.0.1", 0)
+    try:
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(f"http://127.0.0.1:{server.port}/other", timeout=5)
+        assert caught.value.code == 404
+    finally:
+        server.close()
+
+
+class CountingLock:
+    """A lock that counts the ports read while it is held (by a `WatchedRuntime`)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.held = False
+        self.reads = 0
+        self.most_reads_per_hold = 0
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        self.held, self.reads = True, 0
+
+    def __exit__(self, *_: object) -> None:
+        self.most_reads_per_hold = max(self.most_reads_per_hold, self.reads)
+        self.held = False
+        self._lock.release()
+
+
+class WatchedRuntime:
+    """A port's runtime whose engine may be read only under a `CountingLock`."""
+
+    def __init__(self, runtime: Any, lock: CountingLock) -> None:
+        self._runtime, self._lock = runtime, lock
+
+    @property
+    def port(self) -> Any:
+        assert self._lock.held, "a port read without the daemon's lock"
+        self._lock.reads += 1
+        return self._runtime.port
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the runtime, as it is
+        return getattr(self._runtime, name)
+
+
+def test_a_scrape_reads_every_port_under_the_lock_a_batch_at_a_time() -> None:
+    daemon = FakeDaemon()
+    lock = CountingLock()
+    daemon.lock = lock  # type: ignore[assignment]
+    for index in range(BATCH * 2 + 7):
+        daemon.add(f"eth{index}", index)
+    daemon.ports = {name: WatchedRuntime(runtime, lock) for name, runtime in daemon.ports.items()}  # type: ignore[misc]
+    body = Renderer().render(daemon)  # type: ignore[arg-type]
+    assert b"".join(body).count(b'efmoam_oper_status{device="eth%d",status="operational"} 0\n' % (BATCH * 2 + 6)) == 1
+    reads_per_port = lock.most_reads_per_hold / BATCH
+    assert 1 <= reads_per_port <= 20  # every group reads .port a few times; one batch per hold
+
+
+def fresh_and_cached_agree(daemon: FakeDaemon, renderer: Renderer) -> None:
+    cached = b"".join(renderer.render(daemon))
+    assert cached == render(daemon)
+    assert gzip.decompress(b"".join(renderer.render(daemon, compressed=True))) == cached
+
+
+def test_the_kept_lines_always_equal_a_fresh_rendering() -> None:
+    """Whatever changes between scrapes, the endpoint's kept text equals one made from scratch."""
+    daemon = FakeDaemon()
+    renderer = Renderer()
+    ports = [daemon.add(f"eth{index}", index) for index in range(4)]
+    fresh_and_cached_agree(daemon, renderer)
+    discover(daemon, ports[0], ports[1])
+    fresh_and_cached_agree(daemon, renderer)
+    ports[2].port.stats.information_tx += 5
+    daemon.telemetry.last_peer_frame["eth2"] = 7.5
+    fresh_and_cached_agree(daemon, renderer)
+    raise_sf(ports[3], daemon.telemetry)
+    ports[3].action_error = "nft: no such table"
+    fresh_and_cached_agree(daemon, renderer)
+    ports[3].port.clear_events(now=10.0)  # the SF clears: out of service no more
+    ports[3].port.take_outputs()
+    ports[3].action_error = None
+    ports[2].port.drops["truncated"] = 1
+    ports[2].rx_rate_limited = 4
+    fresh_and_cached_agree(daemon, renderer)
+    del daemon.ports["eth1"]  # a port goes
+    daemon.add('we"ird%d\\name', 9)  # and one comes, with every character the format escapes
+    ports[0].profile = PortProfile(expect_peer=True)
+    fresh_and_cached_agree(daemon, renderer)
+    daemon.ports = dict(reversed(daemon.ports.items()))  # the same ports in another order
+    fresh_and_cached_agree(daemon, renderer)
+    daemon.ports.clear()
+    fresh_and_cached_agree(daemon, renderer)

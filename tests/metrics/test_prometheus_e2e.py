@@ -83,7 +83,7 @@ def firing(lab: Lab, alertname: str, **labels: str) -> list[dict[str, Any]]:
 @pytest.mark.skipif(shutil.which("prometheus") is None, reason="needs prometheus (apt-get install prometheus)")
 def test_prometheus_sees_a_signal_failure_fire_and_resolve(lab: Lab) -> None:
     events = lab.workdir / "events-a.jsonl"
-    common = {"defaults": {"action_backend": "log-only"}}
+    common = {"defaults": {"action_backend": "log-only", "expect_peer": True}}
     lab.a.overrides = {
         **common,
         "daemon": {
@@ -104,7 +104,14 @@ def test_prometheus_sees_a_signal_failure_fire_and_resolve(lab: Lab) -> None:
         lab.wait_for(both_up, 30, "Prometheus to scrape both daemons", interval=0.5)
         operational = api(lab, "query", query='efmoam_oper_status{status="operational"} == 1')["result"]
         assert sorted(sample["metric"]["device"] for sample in operational) == ["veth0", "veth1"]
+        # Prometheus asks for gzip: the body is one gzip member per family, and it reads them
+        # all (the drop counters are the last family, the peer expectation in the middle)
+        last = api(lab, "query", query='efmoam_rx_dropped_total{reason="rate_limit"}')["result"]
+        assert sorted(sample["metric"]["device"] for sample in last) == ["veth0", "veth1"]
+        expected = api(lab, "query", query="efmoam_peer_expected == 1")["result"]
+        assert sorted(sample["metric"]["device"] for sample in expected) == ["veth0", "veth1"]
         assert not firing(lab, "EfmOamSignalFailure")
+        assert not firing(lab, "EfmOamPeerMissing")
 
         lab.a.set_counters(errored_frames=20, frames_received=2000)  # SF threshold 5 in a 1 s window
         [alert] = lab.wait_for(

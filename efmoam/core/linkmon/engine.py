@@ -23,6 +23,7 @@ Behaviour (the reference's, with the choices it leaves open written down):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 import attrs
@@ -102,7 +103,12 @@ class LinkMonitoring:
 
     def holders(self) -> tuple[str, ...]:
         """Why the port is out of service: one name per event that holds it."""
-        return tuple(_reason(e.entry) for e in self.active.values() if e.entry.port_affecting)
+        return holders_of(event.entry for event in self.active.values())
+
+    @property
+    def running(self) -> Sequence[Monitor]:
+        """The monitors in use (link monitoring and the monitor enabled)."""
+        return self._running
 
     # -- inputs ------------------------------------------------------------------------
 
@@ -331,8 +337,9 @@ class LinkMonitoring:
             self.outputs.append(PortServiceChanged(out, self.holders()))
 
 
-def _reason(entry: EventLogEntry) -> str:
-    return f"{entry.location.value} {entry.event_type.name.lower()}"
+def holders_of(entries: Iterable[EventLogEntry]) -> tuple[str, ...]:
+    """The names of the active events among `entries` that hold a port out of service."""
+    return tuple(f"{entry.location.value} {entry.event_type.name.lower()}" for entry in entries if entry.port_affecting)
 
 
 #: the largest value of each field per wire type (the TLVs' field widths)

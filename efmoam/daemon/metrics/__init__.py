@@ -1,0 +1,41 @@
+"""Prometheus metrics, read from the ports' state at scrape time.
+
+Nothing is updated per frame: a scrape walks the daemon's ports and reads what the
+engines already keep (discovery, the peer, the RFC 4878 statistics, the monitors, the
+active events, the drop counters), plus the few things the daemon records in a
+`Telemetry` as they happen.
+
+* `schema`: every family (name, type, help, labels) and how a port's samples are made:
+  the one definition both renderings use.
+* `exposition`: the daemon's endpoint body, the text format kept between scrapes and
+  redone where values changed (`Renderer`).
+* `collector`: the same metrics as a prometheus_client custom collector
+  (`PortCollector`), to embed in another registry.
+* `server`: the HTTP endpoint (`MetricsServer`).
+
+Threads: the endpoint serves each scrape on its own thread while the daemon's loop
+mutates the ports on the main thread.  The loop holds `Daemon.lock` while it processes
+one wake-up (never while it sleeps in select); a scrape holds it while it reads the
+ports.  A scrape therefore always sees every port between two wake-ups, never half-way
+through one, and the loop waits at most for one scrape's reading.
+
+The README ("Running a fleet") lists the metrics.
+"""
+
+from efmoam.daemon.metrics.collector import PortCollector, registry_for, snapshot
+from efmoam.daemon.metrics.exposition import CONTENT_TYPE, Renderer, render
+from efmoam.daemon.metrics.server import MetricsServer
+from efmoam.daemon.metrics.telemetry import DaemonLike, RuntimeLike, Telemetry
+
+__all__ = [
+    "CONTENT_TYPE",
+    "DaemonLike",
+    "MetricsServer",
+    "PortCollector",
+    "Renderer",
+    "RuntimeLike",
+    "Telemetry",
+    "registry_for",
+    "render",
+    "snapshot",
+]

@@ -1,0 +1,74 @@
+"""The same metrics as a prometheus_client custom collector (the ``metrics`` extra).
+
+`PortCollector` takes a snapshot of every port's groups under the daemon's lock at
+collect time and turns it into prometheus_client metric families, sample by sample,
+from the same `schema` as the endpoint.  Register it to embed efmoam's metrics in
+another registry or exporter; a test checks that it and the endpoint agree sample for
+sample.  The daemon's own endpoint does not go through it: prometheus_client formats
+each sample anew on every scrape, which takes seconds at 4,096 ports
+(tests/bench/test_metrics_bench.py measures both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator
+from typing import TYPE_CHECKING, cast
+
+from efmoam.daemon.metrics.schema import FAMILIES, GROUPS
+from efmoam.daemon.metrics.telemetry import DaemonLike
+
+if TYPE_CHECKING:  # prometheus_client is an optional extra (efmoam[metrics]): imported when used
+    from prometheus_client.core import Metric
+    from prometheus_client.registry import Collector, CollectorRegistry
+
+#: per port: its name and what each of `GROUPS` read
+Snapshot = list[tuple[str, tuple[Hashable, ...]]]
+
+
+def snapshot(daemon: DaemonLike) -> Snapshot:
+    """What every group reads of every port, while the loop is between two wake-ups."""
+    with daemon.lock:
+        telemetry, offset = daemon.telemetry, daemon.wall_clock_offset
+        return [
+            (runtime.name, tuple(group.read(runtime, telemetry, offset) for group in GROUPS))
+            for runtime in daemon.ports.values()
+        ]
+
+
+def families(ports: Snapshot) -> list[Metric]:
+    """prometheus_client's metric families of a snapshot."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily  # noqa: PLC0415 - optional
+
+    metrics: dict[object, Metric] = {
+        family: (CounterMetricFamily if family.type == "counter" else GaugeMetricFamily)(
+            family.name, family.help, labels=("device", *family.labels)
+        )
+        for family in FAMILIES
+    }
+    for device, values in ports:
+        for group, value in zip(GROUPS, values, strict=True):
+            for family, labels, number in group.samples(value):
+                metrics[family].add_metric((device, *labels), number)  # type: ignore[attr-defined]
+    return list(metrics.values())
+
+
+class PortCollector:
+    """A prometheus_client custom collector of a daemon's ports: one snapshot per collect."""
+
+    def __init__(self, daemon: DaemonLike) -> None:
+        self._daemon = daemon
+
+    def collect(self) -> Iterator[Metric]:
+        yield from families(snapshot(self._daemon))
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())  # nothing is read at registration time
+
+
+def registry_for(daemon: DaemonLike) -> CollectorRegistry:
+    """A prometheus_client registry holding a `PortCollector` of `daemon`."""
+    from prometheus_client.registry import CollectorRegistry  # noqa: PLC0415 - optional dependency
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(cast("Collector", PortCollector(daemon)))
+    return registry

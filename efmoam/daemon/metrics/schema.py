@@ -1,0 +1,272 @@
+"""Every metric the daemon exposes, and how each port's samples are made: the one definition.
+
+A `Family` is one metric name with its type, help and labels (every family also has the
+label ``device``, the interface name, first).  A `Group` reads some values of a port
+(cheap to read, cheap to compare) and makes that port's samples of its families from
+them.  Both renderings use the groups: the endpoint's text exposition
+(`efmoam.daemon.metrics.exposition`) redoes a port's lines only when what a group read
+changed, and the prometheus_client collector (`efmoam.daemon.metrics.collector`) adds
+every sample to its metric families.
+
+Values are ints where the engine counts (so counters print as integers) and floats for
+timestamps; 0/1 gauges are ints.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Any, NamedTuple
+
+import attrs
+
+from efmoam.core.linkmon import LinkMonitoringSettings, MonitorKind
+from efmoam.core.linkmon.counters import COUNTERS
+from efmoam.core.linkmon.engine import holders_of
+from efmoam.core.linkmon.eventlog import EventLogEntry
+from efmoam.core.linkmon.monitors import MonitorState
+from efmoam.core.outputs import PeerInfo
+from efmoam.core.stats import RFC4878_NAMES, OamStatistics
+from efmoam.daemon.metrics.telemetry import EVENT_CLASSES, NO_EVENTS, RuntimeLike, Telemetry
+from efmoam.daemon.views import OPER_STATUS_NAMES
+from pdu import DecodeReason, format_oui
+
+
+class Family(NamedTuple):
+    """One metric family as exposed (counters end in ``_total``, info metrics in ``_info``)."""
+
+    name: str
+    type: str  #: "gauge" or "counter"
+    help: str
+    labels: tuple[str, ...] = ()  #: after ``device``
+
+
+#: a port's sample: its family, the values of the family's labels after device, the value
+Sample = tuple[Family, tuple[str, ...], float]
+#: reads a group's values of one port (under the daemon's lock): runtime, telemetry, wall-clock offset
+Reader = Callable[[RuntimeLike, Telemetry, float], Hashable]
+
+
+@attrs.frozen
+class Group:
+    """Families made from the same few values of a port."""
+
+    families: tuple[Family, ...]
+    read: Reader
+    samples: Callable[[Any], Iterable[Sample]]  #: from what `read` returned
+    #: `read` returns one value per family (None: no sample), each family having one
+    #: unlabelled sample per port: the exposition handles such a group a family at a time
+    per_family: bool = False
+
+
+# -- the values --------------------------------------------------------------------------
+
+STAT_FIELDS = tuple(attribute.name for attribute in attrs.fields(OamStatistics))  #: in RFC 4878 order
+#: drop reasons of OAMPDUs that are broken (not merely frames of another protocol)
+MALFORMED = frozenset(reason.value for reason in DecodeReason if not reason.not_oampdu)
+RATE_LIMIT = "rate_limit"
+#: drop reasons always exposed (0 until they happen), so that increase() sees the first one
+ALWAYS_DROPPED = (RATE_LIMIT, "loop", "second_peer")
+OPER_STATUSES = tuple(OPER_STATUS_NAMES.items())
+
+# -- one unlabelled value per port --------------------------------------------------------
+
+STATS = tuple(Family(f"efmoam_{field}_total", "counter", f"RFC 4878 {RFC4878_NAMES[field]}") for field in STAT_FIELDS)
+ACTION_FAILED = Family("efmoam_port_action_failed", "gauge", "1 while the port's last action failed (it is retried)")
+PEER_EXPECTED = Family(
+    "efmoam_peer_expected", "gauge", "1 when the port is configured to have an OAM peer (expect_peer), else 0"
+)
+LAST_PEER_OAMPDU = Family(
+    "efmoam_last_peer_oampdu_timestamp_seconds", "gauge", "Wall-clock time of the last OAMPDU received from the peer"
+)
+_read_stats = operator.attrgetter(*STAT_FIELDS)
+
+
+def _read_port_values(runtime: RuntimeLike, telemetry: Telemetry, offset: float) -> tuple[float | None, ...]:
+    last = telemetry.last_peer_frame.get(runtime.name)
+    return (
+        *_read_stats(runtime.port.stats),
+        int(runtime.action_error is not None),
+        int(runtime.profile.expect_peer),
+        None if last is None else last + offset,
+    )
+
+
+_PORT_VALUE_FAMILIES = (*STATS, ACTION_FAILED, PEER_EXPECTED, LAST_PEER_OAMPDU)  #: as `_read_port_values` reads them
+
+
+def _port_value_samples(values: tuple[float | None, ...]) -> Iterator[Sample]:
+    for family, value in zip(_PORT_VALUE_FAMILIES, values, strict=True):
+        if value is not None:
+            yield family, (), value
+
+
+PORT_VALUES = Group(_PORT_VALUE_FAMILIES, _read_port_values, _port_value_samples, per_family=True)
+
+# -- discovery and the peer ---------------------------------------------------------------
+
+OPER_STATUS = Family(
+    "efmoam_oper_status",
+    "gauge",
+    "RFC 4878 dot3OamOperStatus of the port: 1 for the current status, 0 for the others",
+    ("status",),
+)
+PEER_INFO = Family(
+    "efmoam_peer_info",
+    "gauge",
+    "The OAM peer discovered on the port (RFC 4878 dot3OamPeerTable), as labels",
+    ("mac", "oui", "vendor_info", "mode"),
+)
+
+DISCOVERY = Group(
+    (OPER_STATUS,),
+    lambda runtime, _telemetry, _offset: runtime.port.oper_status,
+    lambda current: ((OPER_STATUS, (name,), int(status is current)) for status, name in OPER_STATUSES),
+)
+
+
+def _peer_samples(peer: PeerInfo | None) -> Iterator[Sample]:
+    if peer is not None:
+        mode = "active" if peer.mode_active else "passive"
+        yield PEER_INFO, (peer.mac, format_oui(peer.oui), f"0x{peer.vendor_info:08x}", mode), 1
+
+
+PEER = Group((PEER_INFO,), lambda runtime, _telemetry, _offset: runtime.port.peer, _peer_samples)
+
+# -- link monitoring ----------------------------------------------------------------------
+
+MONITOR_WINDOW_ERRORS = Family(
+    "efmoam_monitor_window_errors",
+    "gauge",
+    "Errors in the monitor's last closed window (errored seconds for errored_frame_seconds)",
+    ("monitor",),
+)
+MONITOR_ERRORS = Family(
+    "efmoam_monitor_errors_total", "counter", "Errors the monitor counted (its running total)", ("monitor",)
+)
+MONITOR_EVENTS = Family(
+    "efmoam_monitor_events_total", "counter", "Events the monitor raised (its running total)", ("monitor",)
+)
+MONITOR_STATE = Family(
+    "efmoam_monitor_state",
+    "gauge",
+    "State of the monitor: 1 for the current one of ok, degraded, failed, unavailable",
+    ("monitor", "state"),
+)
+
+#: per monitor in use: its kind, state, errors in the last window (None: none closed yet), totals
+MonitorValues = tuple[tuple[MonitorKind, MonitorState, int | None, int, int], ...]
+_read_monitor = operator.attrgetter("kind", "state", "last_errors", "error_total", "event_total")
+
+
+def _read_monitors(runtime: RuntimeLike, _telemetry: Telemetry, _offset: float) -> MonitorValues:
+    return tuple(map(_read_monitor, runtime.port.link_monitoring.running))
+
+
+def _monitor_samples(monitors: MonitorValues) -> Iterator[Sample]:
+    for kind, state, last_errors, error_total, event_total in monitors:
+        name = LinkMonitoringSettings.key(kind)
+        if last_errors is not None:
+            yield MONITOR_WINDOW_ERRORS, (name,), last_errors
+        yield MONITOR_ERRORS, (name,), error_total
+        yield MONITOR_EVENTS, (name,), event_total
+        for each in MonitorState:
+            yield MONITOR_STATE, (name, each.value), int(each is state)
+
+
+MONITORS = Group(
+    (MONITOR_WINDOW_ERRORS, MONITOR_ERRORS, MONITOR_EVENTS, MONITOR_STATE), _read_monitors, _monitor_samples
+)
+
+ACTIVE_EVENTS = Family(
+    "efmoam_active_events",
+    "gauge",
+    "Active events of the port by location (local, remote) and severity (sd: signal degrade, sf: failure)",
+    ("location", "severity"),
+)
+EVENTS_RAISED = Family(
+    "efmoam_events_total",
+    "counter",
+    "Events raised on the port since the daemon started, by location and severity",
+    ("location", "severity"),
+)
+OUT_OF_SERVICE = Family(
+    "efmoam_port_out_of_service",
+    "gauge",
+    "1 per event holding the port out of service (reason label); 0 without reason while it is in service",
+    ("reason",),
+)
+_EVENT_LABELS = tuple((location.value, severity.value) for location, severity in EVENT_CLASSES)
+#: whether the port is out of service, its active events, the events it raised per `EVENT_CLASSES`
+EventValues = tuple[bool, tuple[EventLogEntry, ...], tuple[int, ...]]
+
+
+def _read_events(runtime: RuntimeLike, telemetry: Telemetry, _offset: float) -> EventValues:
+    port = runtime.port
+    active = port.link_monitoring.active
+    entries = tuple([event.entry for event in active.values()]) if active else ()
+    return port.out_of_service, entries, telemetry.events_raised.get(runtime.name, NO_EVENTS)
+
+
+def _event_samples(values: EventValues) -> Iterator[Sample]:
+    out_of_service, entries, raised = values
+    counts = [0] * len(EVENT_CLASSES)
+    for entry in entries:
+        counts[EVENT_CLASSES.index((entry.location, entry.severity))] += 1
+    for labels, count in zip(_EVENT_LABELS, counts, strict=True):
+        yield ACTIVE_EVENTS, labels, count
+    for labels, total in zip(_EVENT_LABELS, raised, strict=True):
+        yield EVENTS_RAISED, labels, total
+    if not out_of_service:
+        yield OUT_OF_SERVICE, ("",), 0
+    else:
+        for reason in holders_of(entries) or ("unknown",):
+            yield OUT_OF_SERVICE, (reason,), 1
+
+
+EVENTS = Group((ACTIVE_EVENTS, EVENTS_RAISED, OUT_OF_SERVICE), _read_events, _event_samples)
+
+# -- the daemon's inputs ------------------------------------------------------------------
+
+COUNTER_AVAILABLE = Family(
+    "efmoam_counter_available",
+    "gauge",
+    "1 when the last counter read provided this error counter, 0 when the source lacks it",
+    ("counter",),
+)
+COUNTER_SOURCE = Group(
+    (COUNTER_AVAILABLE,),
+    lambda runtime, telemetry, _offset: telemetry.counters_present.get(runtime.name),
+    lambda present: (
+        ()
+        if present is None
+        else ((COUNTER_AVAILABLE, (counter,), int(flag)) for counter, flag in zip(COUNTERS, present, strict=True))
+    ),
+)
+
+RX_DROPPED = Family(
+    "efmoam_rx_dropped_total",
+    "counter",
+    "Received frames not acted on, by reason (malformed=true for broken OAMPDUs)",
+    ("reason", "malformed"),
+)
+
+
+def _read_drops(runtime: RuntimeLike, _telemetry: Telemetry, _offset: float) -> tuple[tuple[str, int], ...]:
+    return (*runtime.port.drops.items(), (RATE_LIMIT, runtime.rx_rate_limited))
+
+
+def _drop_samples(drops: tuple[tuple[str, int], ...]) -> Iterator[Sample]:
+    counts = dict.fromkeys(ALWAYS_DROPPED, 0)
+    counts.update(drops)
+    for reason, count in sorted(counts.items()):
+        yield RX_DROPPED, (reason, "true" if reason in MALFORMED else "false"), count
+
+
+DROPS = Group((RX_DROPPED,), _read_drops, _drop_samples)
+
+#: every group, in the order their families are exposed
+GROUPS = (DISCOVERY, PEER, PORT_VALUES, MONITORS, EVENTS, COUNTER_SOURCE, DROPS)
+#: every family, in exposition order
+FAMILIES = tuple(family for group in GROUPS for family in group.families)
+assert len(set(FAMILIES)) == len(FAMILIES), "a family in two groups"

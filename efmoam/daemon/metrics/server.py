@@ -1,0 +1,73 @@
+"""The HTTP endpoint: GET /metrics on its own thread, started and stopped by the daemon."""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import threading
+from typing import Any
+
+from efmoam.daemon.metrics.exposition import CONTENT_TYPE, Renderer
+from efmoam.daemon.metrics.telemetry import DaemonLike
+
+
+def _accepts_gzip(header: str | None) -> bool:
+    """Whether an Accept-Encoding header allows gzip (and does not give it q=0)."""
+    for item in (header or "").split(","):
+        coding, _, params = item.strip().partition(";")
+        if coding.strip().lower() == "gzip":
+            quality = params.strip().removeprefix("q=").strip()
+            return not quality.startswith("q") and quality not in ("0", "0.0", "0.00", "0.000")
+    return False
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    daemon_ref: DaemonLike
+    renderer: Renderer
+
+    def do_GET(self) -> None:
+        if self.path.split("?")[0] not in ("/metrics", "/"):
+            self.send_error(404)
+            return
+        compressed = _accepts_gzip(self.headers.get("Accept-Encoding"))
+        parts = self.renderer.render(self.daemon_ref, compressed=compressed)
+        self.send_response(200)
+        self.send_header("Content-Type", CONTENT_TYPE)
+        if compressed:
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(sum(map(len, parts))))
+        self.end_headers()
+        for part in parts:
+            self.wfile.write(part)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # scrapes are not logged
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+class MetricsServer:
+    """Serves the metrics of `daemon` at http://address:port/metrics until `close`.
+
+    Raises OSError when the address cannot be bound.
+    """
+
+    def __init__(self, daemon: DaemonLike, address: str, port: int) -> None:
+        handler = type("Handler", (_Handler,), {"daemon_ref": daemon, "renderer": Renderer()})
+        server_class = _Server6 if ":" in address else _Server
+        self._server = server_class((address, port), handler)
+        self.address = address
+        self.port = int(self._server.server_address[1])  # the bound port (port 0: chosen by the kernel)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="efmoam-metrics", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5.0)

@@ -1,0 +1,75 @@
+"""What the metrics read of the daemon, and what the daemon records for them.
+
+The engines keep almost everything the metrics show.  `Telemetry` holds the rest, written
+by the daemon's loop as things happen (not per metric): when the last OAMPDU from each
+port's peer arrived, which error counters the last counter read provided, and how many
+events each port raised.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Protocol
+
+from efmoam.config.model import PortProfile
+from efmoam.core import OamPort
+from efmoam.core.linkmon import CounterSample, Location, Severity
+from efmoam.core.linkmon.counters import COUNTERS
+from efmoam.core.outputs import EventLogged
+
+#: the classes of events counted, in the order of `Telemetry.events_raised`
+EVENT_CLASSES = tuple((location, severity) for location in Location for severity in Severity)
+NO_EVENTS = (0,) * len(EVENT_CLASSES)
+
+
+class Telemetry:
+    """What the daemon records for metrics that the engines do not keep (loop thread only)."""
+
+    def __init__(self) -> None:
+        self.last_peer_frame: dict[str, float] = {}  #: port -> monotonic time of the last OAMPDU from its peer
+        self.counters_present: dict[str, tuple[bool, ...]] = {}  #: port -> per `COUNTERS`: in the last read
+        self.events_raised: dict[str, tuple[int, ...]] = {}  #: port -> events raised per `EVENT_CLASSES`
+
+    def received(self, name: str, port: OamPort, frame: bytes, now: float) -> None:
+        """A frame `port` accepted: note the time when it came from the port's peer."""
+        peer = port.peer_mac
+        if peer is not None and frame[6:12].hex(":") == peer:
+            self.last_peer_frame[name] = now
+
+    def counters_read(self, name: str, sample: CounterSample) -> None:
+        self.counters_present[name] = tuple(getattr(sample, counter) is not None for counter in COUNTERS)
+
+    def event_logged(self, name: str, logged: EventLogged) -> None:
+        """An event-log record: count it when it raises an event (not when it clears one)."""
+        entry = logged.entry
+        if entry.active:
+            counts = list(self.events_raised.get(name, NO_EVENTS))
+            counts[EVENT_CLASSES.index((entry.location, entry.severity))] += 1
+            self.events_raised[name] = tuple(counts)
+
+    def forget(self, name: str) -> None:
+        self.last_peer_frame.pop(name, None)
+        self.counters_present.pop(name, None)
+        self.events_raised.pop(name, None)
+
+
+class RuntimeLike(Protocol):
+    """What the metrics read of a daemon's `PortRuntime`."""
+
+    name: str
+    port: OamPort
+    profile: PortProfile
+    rx_rate_limited: int
+    action_error: str | None
+
+
+class DaemonLike(Protocol):
+    """What the metrics read of the daemon."""
+
+    lock: threading.Lock  #: held by the loop while it processes one wake-up
+    telemetry: Telemetry
+    wall_clock_offset: float  #: wall-clock time minus the loop's monotonic time
+
+    @property
+    def ports(self) -> Mapping[str, RuntimeLike]: ...
