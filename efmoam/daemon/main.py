@@ -19,6 +19,7 @@ import itertools
 import selectors
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -43,6 +44,7 @@ from efmoam.core import (
 from efmoam.core.linkmon import Location
 from efmoam.core.linkmon.persist import restore, snapshot
 from efmoam.core.outputs import EventLogged, MonitorUnavailable, PortServiceChanged
+from efmoam.daemon import heap
 from efmoam.daemon.control import ControlError, ControlServer
 from efmoam.daemon.eventstream import EventStream
 from efmoam.daemon.journal import Journal
@@ -59,6 +61,10 @@ from pdu import Branch, Flag, ParserAction, VariableDescriptor
 
 ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
 RX_BATCH = 64  #: frames read from one socket per wake-up
+#: seconds a thread runs Python before another waiting for the GIL gets it (CPython's
+#: default is 5 ms): a metrics scrape on its own thread holds the loop back for at most
+#: about this long between two of its batches
+GIL_SWITCH_INTERVAL = 0.001
 
 
 @attrs.define
@@ -104,6 +110,7 @@ class Daemon:
         self._stop = False
         self._reload = False
         self._next_poll = 0.0
+        self._settle_heap_at: float | None = None  #: when to settle the heap (`heap`) after ports changed
         self._deadlines: list[tuple[float, int, str]] = []  # a heap; stale entries are skipped
         self._pushes = itertools.count()
         self._sources: dict[tuple[str, str | None], BaseCounterSource] = {}
@@ -125,6 +132,8 @@ class Daemon:
         wake_r.setblocking(False)
         wake_w.setblocking(False)
         old_wakeup = signal.set_wakeup_fd(wake_w.fileno())
+        old_switch = sys.getswitchinterval()
+        sys.setswitchinterval(GIL_SWITCH_INTERVAL)
         handlers = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
         try:
             self._start(wake_r)
@@ -145,6 +154,8 @@ class Daemon:
             self._shutdown()
         finally:
             signal.set_wakeup_fd(old_wakeup)
+            sys.setswitchinterval(old_switch)
+            heap.release()
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
             wake_r.close()
@@ -231,9 +242,15 @@ class Daemon:
         deadlines = [self._next_poll] if self.ports else []
         if earliest is not None:
             deadlines.append(earliest[0])
+        if self._settle_heap_at is not None:
+            deadlines.append(self._settle_heap_at)
         return min(deadlines, default=None)
 
     def _run_due(self, now: float) -> None:
+        if self._settle_heap_at is not None and now >= self._settle_heap_at:
+            self._settle_heap_at = None
+            frozen = heap.settle()
+            self.journal.log("info", "heap settled", frozen_objects=frozen, ms=round((self._clock() - now) * 1e3, 1))
         if now >= self._next_poll:
             self._poll_counters(now)
             self._next_poll = now + self.config.daemon.counter_interval
@@ -290,6 +307,7 @@ class Daemon:
                 self.journal.log("warning", "saved state not restored", port=link.name, error=exc)
         port.link_monitoring.set_speed(_link_speed(link.name))
         self.ports[link.name] = runtime
+        self._settle_heap_at = now + heap.SETTLE_AFTER
         self._selector.register(sock, selectors.EVENT_READ, lambda t, r=runtime: self._on_frames(r, t))
         self.journal.log(
             "info", "port added", port=link.name, mac=port.mac, counters=counters.name,
@@ -316,6 +334,7 @@ class Daemon:
         else:
             self._save_port(runtime)
         self.telemetry.forget(name)
+        self._settle_heap_at = self._clock() + heap.SETTLE_AFTER  # and free what the port left in cycles
         self.journal.log("info", "port removed", port=name, reason=why)
 
     def _on_link_events(self, now: float) -> None:

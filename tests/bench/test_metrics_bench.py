@@ -2,11 +2,12 @@
 
 Ports are real engines with link monitoring (four monitors on), wired in pairs that have
 discovered each other (so every port has a peer), half of them with a signal failure on
-one monitor.  Before every measured scrape, what changes every second on a real port
-changes: both Information OAMPDU counters and the time of the peer's last OAMPDU.
+one monitor; the heap is then settled as the daemon does (`efmoam.daemon.heap`).
+Before every measured scrape, what changes every second on a real port changes: both
+Information OAMPDU counters and the time of the peer's last OAMPDU.
 
-Measured side by side: the endpoint's body (`Renderer.render`, the loop's lock held for
-the reading part only; plain and gzip), a GET over loopback HTTP (plain and gzip, as
+Measured side by side: the endpoint's body (`Renderer.render`, the loop's lock held a
+batch of ports at a time; plain and gzip), a GET over loopback HTTP (plain and gzip, as
 Prometheus asks), and for comparison the same metrics through prometheus_client's
 ``generate_latest`` with our custom collector.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import gzip
 import time
 import urllib.request
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -27,6 +29,7 @@ import pytest
 from prometheus_client import generate_latest
 
 from efmoam.core.linkmon import MonitorSettings
+from efmoam.daemon import heap
 from efmoam.daemon.metrics import MetricsServer, Renderer, registry_for, render, snapshot
 from tests.metrics.support import FakeDaemon, discover, raise_sf
 
@@ -36,7 +39,7 @@ pytestmark = pytest.mark.bench
 
 
 @pytest.fixture(scope="module")
-def daemon() -> FakeDaemon:
+def daemon() -> Iterator[FakeDaemon]:
     built = FakeDaemon()
     enabled = MonitorSettings(enabled=True, sf_threshold=5, sd_threshold=2)
     runtimes = []
@@ -57,7 +60,9 @@ def daemon() -> FakeDaemon:
         discover(built, a, b)
     for runtime in runtimes[1::2]:
         raise_sf(runtime, built.telemetry)
-    return built
+    heap.settle()  # as the daemon does once its ports are set up (efmoam.daemon.heap)
+    yield built
+    heap.release()
 
 
 def a_second_passes(daemon: FakeDaemon) -> None:

@@ -117,13 +117,21 @@ def test_killed_peer_is_a_lost_link(lab: Lab) -> None:
     lab.wait_operational()
 
 
+def settled(side: Daemon) -> int:
+    return len(side.log_lines(r"heap settled frozen_objects=[1-9]"))
+
+
 def test_interface_deleted_and_created_again(lab: Lab) -> None:
+    """The port goes and comes back; the heap is settled (efmoam.daemon.heap) once after
+    the start and once after each change of the ports."""
     lab.start()
+    lab.wait_for(lambda: settled(lab.a) == 1, 5, "A to settle its heap after the start")
     old_index = {side.name: side.port()["ifindex"] for side in lab.daemons}
     run(["ip", "-n", lab.ns_a, "link", "del", "veth0"])  # deletes veth1 in B too
     for side in lab.daemons:
         lab.wait_for(partial(no_ports, side), 5, f"{side.name} to drop its port")
         assert side.log_lines(rf"port removed port={side.ifname} reason=removed")
+    lab.wait_for(lambda: settled(lab.a) == 2, 5, "A to settle its heap after the port went")
     new_a, new_b = "02:00:00:00:aa:02", "02:00:00:00:bb:02"
     lab.create_pair(mac_a=new_a, mac_b=new_b)
     lab.wait_operational()
@@ -133,3 +141,4 @@ def test_interface_deleted_and_created_again(lab: Lab) -> None:
         assert view["mac"] == own
         assert view["peer"]["mac_address"] == other
         assert [p["name"] for p in side.show()["ports"]] == [side.ifname]
+    lab.wait_for(lambda: settled(lab.a) == 3, 5, "A to settle its heap after the port came back")

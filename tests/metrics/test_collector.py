@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -15,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from efmoam.config.model import PortProfile
 from efmoam.core.stats import OamStatistics
+from efmoam.daemon.main import GIL_SWITCH_INTERVAL
 from efmoam.daemon.metrics import MetricsServer, Renderer, registry_for, render, snapshot
 from efmoam.daemon.metrics.exposition import BATCH
 from efmoam.daemon.views import OPER_STATUS_NAMES
@@ -288,3 +291,46 @@ def test_the_kept_lines_always_equal_a_fresh_rendering() -> None:
     fresh_and_cached_agree(daemon, renderer)
     daemon.ports.clear()
     fresh_and_cached_agree(daemon, renderer)
+
+
+def test_the_loop_runs_while_a_scrape_reads_the_ports() -> None:
+    """Between two batches a scrape lets the loop, waiting for the lock, take it.
+
+    A thread plays the loop (wake up every 2 ms, take the lock, work briefly) while the
+    endpoint renders many ports; the loop must get the lock several times during one
+    scrape (without the hand-over it gets it once, after the scrape).  Run with the
+    daemon's GIL switch interval.
+    """
+    daemon = FakeDaemon()
+    for index in range(BATCH * 8):
+        daemon.add(f"eth{index}", index)
+    renderer = Renderer()
+    renderer.render(daemon)
+    during: list[float] = []
+    scraping = threading.Event()
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.is_set():
+            time.sleep(0.002)
+            with daemon.lock:
+                if scraping.is_set():
+                    during.append(time.perf_counter())
+
+    old_switch = sys.getswitchinterval()
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL)
+    thread = threading.Thread(target=loop)
+    thread.start()
+    try:
+        for port in daemon.ports.values():  # every port's counters change: a full scrape's work
+            port.port.stats.information_tx += 1
+        scraping.set()
+        started = time.perf_counter()
+        renderer.render(daemon)
+        took = time.perf_counter() - started
+        scraping.clear()
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(old_switch)
+    assert len(during) >= 3, f"the loop ran {len(during)} times during a {took * 1e3:.0f} ms scrape"

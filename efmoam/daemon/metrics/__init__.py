@@ -15,9 +15,9 @@ active events, the drop counters), plus the few things the daemon records in a
 
 Threads: the endpoint serves each scrape on its own thread while the daemon's loop
 mutates the ports on the main thread.  The loop holds `Daemon.lock` while it processes
-one wake-up (never while it sleeps in select); a scrape holds it while it reads the
-ports.  A scrape therefore always sees every port between two wake-ups, never half-way
-through one, and the loop waits at most for one scrape's reading.
+one wake-up (never while it sleeps in select); a scrape holds it while it reads a batch
+of ports (`exposition.BATCH`).  Each port is therefore seen between two wake-ups, never
+half-way through one, and the loop waits for one batch at most.
 
 The README ("Running a fleet") lists the metrics.
 """

@@ -28,6 +28,9 @@ from __future__ import annotations
 
 import gzip
 import threading
+import time
+from itertools import compress, count, repeat
+from operator import ne
 
 from efmoam.daemon.metrics.schema import FAMILIES, GROUPS, Family, Group, Sample
 from efmoam.daemon.metrics.telemetry import DaemonLike, RuntimeLike
@@ -73,16 +76,15 @@ class _PortLines:
         self.read: list[object] = [_UNSET] * len(_BLOCK_GROUPS)  #: what each block group last read
         self.chunks: list[bytes] = [b""] * len(FAMILIES)  #: the port's lines of each block family
 
-    def update(self, values: list[object], dirty: set[int]) -> None:
-        """What the block groups read now: redo the lines of those whose values changed."""
-        chunks, read = self.chunks, self.read
-        for index, ((group, first), value) in enumerate(zip(_BLOCK_GROUPS, values, strict=True)):
-            if value != read[index]:
-                read[index] = value
-                for family, text in enumerate(_lines(self.device, group, list(group.samples(value))), first):
-                    if chunks[family] != text:
-                        chunks[family] = text
-                        dirty.add(family)
+    def update(self, index: int, value: object, dirty: set[int]) -> None:
+        """Block group `index` read `value`, which differs from what it read before: redo its lines."""
+        group, first = _BLOCK_GROUPS[index]
+        self.read[index] = value
+        chunks = self.chunks
+        for family, text in enumerate(_lines(self.device, group, list(group.samples(value))), first):
+            if chunks[family] != text:
+                chunks[family] = text
+                dirty.add(family)
 
 
 class Renderer:
@@ -98,6 +100,8 @@ class Renderer:
         #: per column family: each port's line with the value left to fill in (``%r``)
         self._templates: dict[int, list[bytes]] = {}
         self._columns: dict[int, tuple[object, ...]] = {}  #: per column family: each port's value
+        #: per block group: what it read of each port last time (as in `_PortLines.read`)
+        self._last: list[list[object]] = []
         self._texts: list[bytes] = list(_HEADERS)  #: per family: header and every port's lines
         self._gzipped: list[bytes | None] = [None] * len(FAMILIES)  #: per family: `_texts` as a gzip member
 
@@ -144,19 +148,22 @@ class Renderer:
                     self._templates[family] = [
                         f"{each.name}{{{port.device}}} ".replace("%", "%%").encode() + b"%r\n" for port in self._ports
                     ]
+            self._last = [[port.read[index] for port in self._ports] for index in range(len(_BLOCK_GROUPS))]
             dirty.update(range(len(FAMILIES)))
         rows: list[list[tuple[object, ...]]] = [[] for _ in _COLUMN_GROUPS]
+        ports, lasts = self._ports, self._last
         for start in range(0, len(runtimes), BATCH):
+            batch = runtimes[start : start + BATCH]
             with daemon.lock:  # a port is never read half-way through one of the loop's wake-ups
-                telemetry, offset = daemon.telemetry, daemon.wall_clock_offset
-                for runtime, port in zip(
-                    runtimes[start : start + BATCH], self._ports[start : start + BATCH], strict=True
-                ):
-                    for group_rows, read in zip(rows, _COLUMN_READERS, strict=True):
-                        group_rows.append(read(runtime, telemetry, offset))  # type: ignore[arg-type]
-                    values = [read(runtime, telemetry, offset) for read in _BLOCK_READERS]
-                    if values != port.read:
-                        port.update(values, dirty)
+                context = repeat(daemon.telemetry), repeat(daemon.wall_clock_offset)
+                for group_rows, read in zip(rows, _COLUMN_READERS, strict=True):
+                    group_rows.extend(map(read, batch, *context))  # type: ignore[arg-type]
+                for index, (read, last) in enumerate(zip(_BLOCK_READERS, lasts, strict=True)):
+                    now = list(map(read, batch, *context))
+                    for at in compress(count(start), map(ne, now, last[start : start + BATCH])):
+                        value = last[at] = now[at - start]
+                        ports[at].update(index, value, dirty)
+            time.sleep(0)  # let the loop, if it waits for the lock, take it now (a release alone does not)
         return dirty, rows
 
 
