@@ -232,15 +232,48 @@ def clear_port(port: str, what: str, location: str | None, socket_path: str) -> 
 @main.command()
 @click.argument("port")
 @click.argument("leaves", nargs=-1, required=True, type=click.IntRange(0, 0xFFFF))
+@click.option(
+    "--wait", type=click.FloatRange(0.0, 60.0), default=3.0, show_default=True,
+    help="Seconds to wait for the answer; 0: send the request and return (the daemon logs the answer).",
+)  # fmt: skip
+@format_option
 @socket_option
-def variables(port: str, leaves: tuple[int, ...], socket_path: str) -> None:
+def variables(port: str, leaves: tuple[int, ...], wait: float, fmt: str, socket_path: str) -> None:
     """Ask PORT's peer for Clause 30 attributes (Variable Request; Active mode, SEND_ANY).
 
     LEAVES are attribute numbers, e.g. 251 (aOAMInformationTx) 239 (aOAMRemoteMACAddress).
-    The answer arrives asynchronously and is logged by the daemon ("variables" line).
+    Prints the peer's Variable Response: one line per attribute with its name and value,
+    or the peer's indication (attribute_unsupported, ...).  Exit status 1 when no answer
+    came within --wait seconds (the request was sent; a late answer is still logged).
     """
-    _ask(socket_path, "variables", {"port": port, "leaves": list(leaves)})
-    click.echo(f"{port}: variable request sent for {' '.join(map(str, leaves))}")
+    import json  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from efmoam import render  # noqa: PLC0415 - standard library only
+
+    sent = _ask(socket_path, "variables", {"port": port, "leaves": list(leaves)}, fmt)
+    assert isinstance(sent, dict)
+    if wait == 0:
+        click.echo(json.dumps({"port": port, "requested": list(leaves)}) if fmt == "json" else
+                   f"{port}: variable request sent for {' '.join(map(str, leaves))}")  # fmt: skip
+        return
+    deadline = time.monotonic() + wait
+    while True:
+        answer = _ask(socket_path, "variable_answer", {"port": port, "request": sent["request"]}, fmt)
+        assert isinstance(answer, dict)
+        if answer["answered"]:
+            variables = answer["variables"]
+            click.echo(json.dumps({"port": port, "variables": variables}) if fmt == "json" else
+                       render.render_variables(port, variables), nl=fmt == "json")  # fmt: skip
+            return
+        if time.monotonic() >= deadline:
+            message = f"{port}: no Variable Response within {wait:g} s (the request was sent)"
+            if fmt == "json":
+                click.echo(json.dumps({"error": {"code": "no_answer", "message": message}}))
+            else:
+                click.echo(f"efmoam: {message}", err=True)
+            sys.exit(1)
+        time.sleep(0.05)
 
 
 @main.command()

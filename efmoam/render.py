@@ -203,3 +203,27 @@ def render_summary(views: list[dict[str, Any]]) -> str:
             f"{flags:<26}{'out' if view['out_of_service'] else 'in':<9}{view['active_events']}"
         )
     return "\n".join(lines) + "\n"
+
+
+def _variable_value(variable: dict[str, Any]) -> str:
+    """What a Variable Container holds: a MAC address, a number, or raw octets."""
+    values: list[str] = variable["values"]
+    if not values:
+        code = variable["indication"]
+        return f"{variable['indication_name'] or 'indication'} (0x{code:02x})" if code is not None else "-"
+    if len(values) > 1:
+        return " ".join(values)
+    (value,) = values
+    if (variable["name"] or "").endswith("MACAddress") and len(value) == 12:
+        return ":".join(value[i : i + 2] for i in range(0, 12, 2))
+    if len(value) <= 16:
+        return f"{int(value, 16)} (0x{value})"
+    return value
+
+
+def render_variables(port: str, variables: list[dict[str, Any]]) -> str:
+    """A Variable Response: one line per container, leaf, attribute name and value."""
+    lines = [f"{port}: Variable Response from the peer", f"  {'Leaf':<6}{'Attribute':<34}Value"]
+    for variable in variables:
+        lines.append(f"  {variable['leaf']:<6}{variable['name'] or '-':<34}{_variable_value(variable)}")
+    return "\n".join(lines) + "\n"

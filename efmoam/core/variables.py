@@ -11,7 +11,7 @@ as the attributes' sizes on the wire in the Information TLV.  MAC statistics
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from efmoam.core.discovery import DiscoveryState
 from pdu import Branch, VariableContainer, VariableDescriptor, VariableIndication
@@ -42,40 +42,47 @@ def _peer_mac(port: OamPort) -> bytes | None:
     return None if port.peer is None else bytes.fromhex(port.peer.mac.replace(":", ""))
 
 
-#: Clause 30 attribute leaf -> value getter (None when there is nothing to report)
-ATTRIBUTES: dict[int, _Getter] = {
-    237: _u(1, lambda port: 1 if port.settings.enabled else 2),  # aOAMAdminState: enabled(1)/disabled(2)
-    238: _u(1, lambda port: 1 if port.settings.oam_config & 1 else 0),  # aOAMMode: active(1)/passive(0)
-    239: _peer_mac,  # aOAMRemoteMACAddress
-    240: _peer(1, "functions"),  # aOAMRemoteConfiguration
-    241: _peer(2, "max_pdu_size"),  # aOAMRemotePDUConfiguration
-    242: _u(2, lambda port: int(port.local_flags)),  # aOAMLocalFlagsField
-    243: _u(2, lambda port: None if port.peer is None else int(port.peer_flags)),  # aOAMRemoteFlagsField
-    244: _peer(2, "config_revision"),  # aOAMRemoteRevision
-    246: _peer(3, "oui"),  # aOAMRemoteVendorOUI
-    247: _peer(4, "vendor_info"),  # aOAMRemoteVendorSpecificInfo
-    250: _stat("unsupported_codes_rx"),
-    251: _stat("information_tx"),
-    252: _stat("information_rx"),
-    254: _stat("unique_event_notification_rx"),
-    255: _stat("duplicate_event_notification_rx"),
-    256: _stat("loopback_control_tx"),
-    257: _stat("loopback_control_rx"),
-    258: _stat("variable_request_tx"),
-    259: _stat("variable_request_rx"),
-    260: _stat("variable_response_tx"),
-    261: _stat("variable_response_rx"),
-    262: _stat("org_specific_tx"),
-    263: _stat("org_specific_rx"),
-    276: _stat("frames_lost_due_to_oam"),  # aFramesLostDueToOAMError
-    333: _u(1, lambda port: list(DiscoveryState).index(port.state)),  # aOAMDiscoveryState
-    334: _u(1, lambda port: int(port.local_tlv.oam_config)),  # aOAMLocalConfiguration
-    335: _u(2, lambda port: port.local_tlv.max_pdu_size),  # aOAMLocalPDUConfiguration
-    336: _u(2, lambda port: port.local_tlv.revision),  # aOAMLocalRevision
-    337: _u(1, lambda port: port.local_tlv.mux_action << 2 | port.local_tlv.parser_action),  # aOAMLocalState
-    338: _stat("unsupported_codes_tx"),
-    339: _stat("unique_event_notification_tx"),
-    340: _stat("duplicate_event_notification_tx"),
+class Attribute(NamedTuple):
+    """A Clause 30 attribute a port answers: its name and how its value is read."""
+
+    name: str
+    get: _Getter
+
+
+#: Clause 30 attribute leaf -> the attribute
+ATTRIBUTES: dict[int, Attribute] = {
+    237: Attribute("aOAMAdminState", _u(1, lambda port: 1 if port.settings.enabled else 2)),  # enabled(1)/disabled(2)
+    238: Attribute("aOAMMode", _u(1, lambda port: 1 if port.settings.oam_config & 1 else 0)),  # active(1)/passive(0)
+    239: Attribute("aOAMRemoteMACAddress", _peer_mac),
+    240: Attribute("aOAMRemoteConfiguration", _peer(1, "functions")),
+    241: Attribute("aOAMRemotePDUConfiguration", _peer(2, "max_pdu_size")),
+    242: Attribute("aOAMLocalFlagsField", _u(2, lambda port: int(port.local_flags))),
+    243: Attribute("aOAMRemoteFlagsField", _u(2, lambda port: None if port.peer is None else int(port.peer_flags))),
+    244: Attribute("aOAMRemoteRevision", _peer(2, "config_revision")),
+    246: Attribute("aOAMRemoteVendorOUI", _peer(3, "oui")),
+    247: Attribute("aOAMRemoteVendorSpecificInfo", _peer(4, "vendor_info")),
+    250: Attribute("aOAMUnsupportedCodesRx", _stat("unsupported_codes_rx")),
+    251: Attribute("aOAMInformationTx", _stat("information_tx")),
+    252: Attribute("aOAMInformationRx", _stat("information_rx")),
+    254: Attribute("aOAMUniqueEventNotificationRx", _stat("unique_event_notification_rx")),
+    255: Attribute("aOAMDuplicateEventNotificationRx", _stat("duplicate_event_notification_rx")),
+    256: Attribute("aOAMLoopbackControlTx", _stat("loopback_control_tx")),
+    257: Attribute("aOAMLoopbackControlRx", _stat("loopback_control_rx")),
+    258: Attribute("aOAMVariableRequestTx", _stat("variable_request_tx")),
+    259: Attribute("aOAMVariableRequestRx", _stat("variable_request_rx")),
+    260: Attribute("aOAMVariableResponseTx", _stat("variable_response_tx")),
+    261: Attribute("aOAMVariableResponseRx", _stat("variable_response_rx")),
+    262: Attribute("aOAMOrganizationSpecificTx", _stat("org_specific_tx")),
+    263: Attribute("aOAMOrganizationSpecificRx", _stat("org_specific_rx")),
+    276: Attribute("aFramesLostDueToOAMError", _stat("frames_lost_due_to_oam")),
+    333: Attribute("aOAMDiscoveryState", _u(1, lambda port: list(DiscoveryState).index(port.state))),
+    334: Attribute("aOAMLocalConfiguration", _u(1, lambda port: int(port.local_tlv.oam_config))),
+    335: Attribute("aOAMLocalPDUConfiguration", _u(2, lambda port: port.local_tlv.max_pdu_size)),
+    336: Attribute("aOAMLocalRevision", _u(2, lambda port: port.local_tlv.revision)),
+    337: Attribute("aOAMLocalState", _u(1, lambda port: port.local_tlv.mux_action << 2 | port.local_tlv.parser_action)),
+    338: Attribute("aOAMUnsupportedCodesTx", _stat("unsupported_codes_tx")),
+    339: Attribute("aOAMUniqueEventNotificationTx", _stat("unique_event_notification_tx")),
+    340: Attribute("aOAMDuplicateEventNotificationTx", _stat("duplicate_event_notification_tx")),
 }
 
 _UNSUPPORTED = {
@@ -88,8 +95,8 @@ def answer(port: OamPort, descriptor: VariableDescriptor) -> VariableContainer:
     """The Variable Container answering one descriptor."""
     branch, leaf = descriptor.branch, descriptor.leaf
     if branch == Branch.ATTRIBUTE:
-        getter = ATTRIBUTES.get(leaf)
-        value = getter(port) if getter is not None else port.mac_attribute(leaf)
+        attribute = ATTRIBUTES.get(leaf)
+        value = attribute.get(port) if attribute is not None else port.mac_attribute(leaf)
         if value is not None:
             return VariableContainer(branch, leaf, (value,))
     indication = _UNSUPPORTED.get(branch, VariableIndication.ATTRIBUTE_UNSUPPORTED)  # type: ignore[call-overload]

@@ -51,13 +51,13 @@ from efmoam.daemon.journal import Journal
 from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.sdnotify import notify
 from efmoam.daemon.state import StateStore
-from efmoam.daemon.views import EVENT_LOG_TYPE_NAMES, port_view, summary_view
+from efmoam.daemon.views import EVENT_LOG_TYPE_NAMES, port_view, summary_view, variable_view
 from efmoam.linux.actions import ActionError, PortActionBackend, apply_loopback, make_backend, stale_block_tables
 from efmoam.linux.counters import BaseCounterSource, CounterError, RtnetlinkSource, open_counter_source
 from efmoam.linux.ethtool import EthtoolIoctl
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket
-from pdu import Branch, Flag, ParserAction, VariableDescriptor
+from pdu import Branch, Flag, ParserAction, VariableContainer, VariableDescriptor
 
 ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
 RX_BATCH = 64  #: frames read from one socket per wake-up
@@ -87,6 +87,9 @@ class PortRuntime:
     action_retry_at: float | None = None
     counter_error: str | None = None
     deadline: float | None = None  #: when the loop must next look at this port
+    variable_requests: int = 0  #: Variable Requests sent through the control socket
+    #: the last Variable Response: the number of the latest request when it came, its containers
+    variable_answer: tuple[int, tuple[VariableContainer, ...]] | None = None
 
 
 class Daemon:
@@ -423,6 +426,7 @@ class Daemon:
                 for c in output.containers
             )
             self.journal.log("info", "variables", port=name, values=values or None)
+            runtime.variable_answer = (runtime.variable_requests, output.containers)
         elif isinstance(output, LinkEventsReceived):
             self.journal.log("info", "event notification", port=name, sequence=output.sequence)
         elif isinstance(output, LoopbackChanged):
@@ -593,7 +597,17 @@ class Daemon:
                 runtime.port.request_variables(descriptors, now=now)
             except LocalProtocolError as exc:
                 raise ControlError("not_allowed", str(exc)) from exc
-            return {"requested": leaves}
+            runtime.variable_requests += 1
+            return {"requested": leaves, "request": runtime.variable_requests}
+        if op == "variable_answer":  # the answer to request number `request`, once it came
+            runtime = self._runtime(args)
+            request = args.get("request")
+            if not isinstance(request, int):
+                raise ControlError("bad_request", "request is the number the variables request returned")
+            answer = runtime.variable_answer
+            if answer is None or answer[0] < request:
+                return {"answered": False}
+            return {"answered": True, "variables": [variable_view(c) for c in answer[1]]}
         if op == "reload":
             self._do_reload(now)
             return {"reloaded": True}

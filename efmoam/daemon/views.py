@@ -14,7 +14,8 @@ from efmoam.core import OamPort
 from efmoam.core.linkmon import EventLogEntry, MonitorKind
 from efmoam.core.linkmon.eventlog import NOT_A_THRESHOLD
 from efmoam.core.outputs import LoopbackStatus, OperStatus
-from pdu import EventLogType, Flag, OamConfig, format_oui
+from efmoam.core.variables import ATTRIBUTES
+from pdu import Branch, EventLogType, Flag, OamConfig, VariableContainer, VariableIndication, format_oui
 
 SCHEMA = 1
 
@@ -189,4 +190,21 @@ def summary_view(name: str, port: OamPort) -> dict[str, Any]:
         "peer_flags": flag_names(port.peer_flags),
         "out_of_service": port.out_of_service,
         "active_events": len(port.link_monitoring.active),
+    }
+
+
+def variable_view(container: VariableContainer) -> dict[str, Any]:
+    """One Variable Container of a Variable Response (values as hex strings)."""
+    attribute = ATTRIBUTES.get(container.leaf) if container.branch == Branch.ATTRIBUTE else None
+    indication = container.indication
+    name = None
+    if indication is not None and indication in VariableIndication._value2member_map_:
+        name = VariableIndication(indication).name.lower()
+    return {
+        "branch": container.branch,
+        "leaf": container.leaf,
+        "name": None if attribute is None else attribute.name,
+        "values": [value.hex() for value in container.values],
+        "indication": indication,
+        "indication_name": name,
     }

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -158,22 +159,43 @@ def test_stopped_and_killed_daemon_is_not_running(lab: Lab) -> None:
 
 
 def test_variable_retrieval_through_the_control_socket(lab: Lab) -> None:
-    """`efmoam variables`: the peer answers a Variable Request; the answer is logged."""
+    """`efmoam variables`: the peer answers a Variable Request; the CLI prints the answer."""
     lab.start(lab.a, lab.b)
     result = lab.a.cli("variables", "veth0", "251", "239", "999")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "veth0: variable request sent for 251 239 999\n"
-    lab.wait_for(
-        lambda: lab.b.port()["statistics"]["dot3OamVariableRequestRx"] == 1, 10, "the peer to receive the request"
-    )
-    line = lab.wait_for(
-        lambda: next((x for x in lab.a.log().splitlines() if " variables " in f" {x} "), None), 10, "the answer"
-    )
+    assert lab.b.port()["statistics"]["dot3OamVariableRequestRx"] == 1
     # 251 aOAMInformationTx: 4 octets; 239 aOAMRemoteMACAddress: B's view of its peer, A's MAC;
     # 999 is no attribute we keep: "not supported" (0x21)
-    assert f"239={MAC_A.replace(':', '')}" in line
-    assert re.search(r"\b251=[0-9a-f]{8}\b", line)
-    assert "999=indication:0x21" in line
+    lines = result.stdout.splitlines()
+    assert lines[:2] == ["veth0: Variable Response from the peer", "  Leaf  Attribute                         Value"]
+    assert re.fullmatch(r"  251   aOAMInformationTx                 \d+ \(0x[0-9a-f]{8}\)", lines[2])
+    assert lines[3:] == [
+        f"  239   aOAMRemoteMACAddress              {MAC_A}",
+        "  999   -                                 attribute_unsupported (0x21)",
+    ]
+    line = lab.wait_for(
+        lambda: next((x for x in lab.a.log().splitlines() if " variables " in f" {x} "), None), 10, "the log line"
+    )
+    assert f"239={MAC_A.replace(':', '')}" in line and "999=indication:0x21" in line
     assert lab.a.port()["statistics"]["dot3OamVariableResponseRx"] == 1
+
+    result = lab.a.cli("variables", "veth0", "252", "-f", "json")
+    assert result.returncode == 0, result.stderr
+    [answer] = json.loads(result.stdout)["variables"]
+    assert answer["leaf"] == 252 and answer["name"] == "aOAMInformationRx" and answer["indication"] is None
+    assert int(answer["values"][0], 16) > 0
+
+    sent = lab.a.cli("variables", "veth0", "251", "--wait", "0")
+    assert (sent.returncode, sent.stdout) == (0, "veth0: variable request sent for 251\n")
+
+    os.kill(lab.b.pid, signal.SIGSTOP)  # B stops answering (A keeps its peer for 1 s)
+    try:
+        late = lab.a.cli("variables", "veth0", "251", "--wait", "0.3")
+    finally:
+        os.kill(lab.b.pid, signal.SIGCONT)
+    assert (late.returncode, late.stderr) == (
+        1,
+        "efmoam: veth0: no Variable Response within 0.3 s (the request was sent)\n",
+    )
     bad = lab.a.cli("variables", "veth9", "251")
     assert (bad.returncode, bad.stderr) == (1, "efmoam: veth9 is not a port this daemon manages\n")
