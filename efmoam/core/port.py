@@ -113,6 +113,7 @@ class OamPort:
         *,
         now: float,
         link_up: bool = True,
+        half_duplex: bool = False,
         revision: int = 0,
         wall_clock_offset: float | None = None,
     ) -> None:
@@ -128,6 +129,7 @@ class OamPort:
         self.loopback = LoopbackStatus.NO_LOOPBACK
         self._epoch = now
         self._link_ok = link_up
+        self._half_duplex = half_duplex  #: the link is half duplex: OAM cannot run
         self._outputs: list[Output] = []
         self._decoder = PeerDecoder(max_peers=8)
         self._budget = TxBudget()
@@ -187,6 +189,8 @@ class OamPort:
         """RFC 4878 dot3OamOperStatus."""
         if not self.settings.enabled:
             return OperStatus.DISABLED
+        if self._half_duplex and self._link_ok:
+            return OperStatus.NON_OPER_HALF_DUPLEX
         if self.state is S.SEND_LOCAL_REMOTE and self._verdict is not None and not self._satisfied():
             return OperStatus.OAM_PEERING_LOCALLY_REJECTED
         if self.state is S.SEND_LOCAL_REMOTE_OK and not self.peer_flags & (Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE):
@@ -245,15 +249,26 @@ class OamPort:
 
     # -- inputs ------------------------------------------------------------------------
 
-    def set_link(self, up: bool, *, now: float, speed_mbps: int | None = None) -> None:
-        """The port's link (carrier) went up or down; `speed_mbps` when known."""
+    def set_link(self, up: bool, *, now: float, speed_mbps: int | None = None, half_duplex: bool | None = None) -> None:
+        """The port's link (carrier) went up or down; `speed_mbps` and `half_duplex` when known.
+
+        OAM needs a full-duplex link: on a half-duplex one Discovery stays in FAULT,
+        nothing is sent, OAMPDUs received are dropped (``half_duplex``) and the status is
+        RFC 4878 nonOperHalfDuplex.  None leaves what is known of the duplex as it is.
+        """
         if speed_mbps is not None:
             self.link_monitoring.set_speed(speed_mbps)
+        duplex_changed = half_duplex is not None and half_duplex != self._half_duplex
+        if duplex_changed:
+            self._half_duplex = bool(half_duplex)
         if up != self._link_ok:
             self._link_ok = up
             self.link_monitoring.link_changed(up)  # a link down/up clears every event
             self._changed()
             self._evaluate(now, "link_up" if up else "link_down")
+        elif duplex_changed:
+            self._changed()
+            self._evaluate(now, "half_duplex" if self._half_duplex else "full_duplex")
         self._after_link_monitoring()
         self._service(now)
 
@@ -283,6 +298,11 @@ class OamPort:
     def link_up(self) -> bool:
         """The link status last given with `set_link`."""
         return self._link_ok
+
+    @property
+    def half_duplex(self) -> bool:
+        """Whether `set_link` last said the link is half duplex."""
+        return self._half_duplex
 
     @property
     def out_of_service(self) -> bool:
@@ -328,6 +348,8 @@ class OamPort:
             self._drop("loop", "our own OAMPDU came back")
         elif not self.settings.enabled:
             self._drop("disabled")
+        elif self._half_duplex:
+            self._drop("half_duplex")
         elif not self._link_ok:
             self._drop("link_down")
         elif self.peer_mac is not None and pdu.src != self.peer_mac:
@@ -563,7 +585,7 @@ class OamPort:
             and peer_remote.same_configuration(self._current_local_tlv())
         )
         conditions = Conditions(
-            begin=not self.settings.enabled,
+            begin=not self.settings.enabled or self._half_duplex,
             link_ok=self._link_ok,
             lost_link=restart,
             active=self.settings.mode is OamMode.ACTIVE,

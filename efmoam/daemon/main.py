@@ -54,7 +54,7 @@ from efmoam.daemon.state import StateStore
 from efmoam.daemon.views import EVENT_LOG_TYPE_NAMES, port_view, summary_view, variable_view
 from efmoam.linux.actions import ActionError, PortActionBackend, apply_loopback, make_backend, stale_block_tables
 from efmoam.linux.counters import BaseCounterSource, CounterError, RtnetlinkSource, open_counter_source
-from efmoam.linux.ethtool import EthtoolIoctl
+from efmoam.linux.ethtool import EthtoolIoctl, LinkMode
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket
 from pdu import Branch, Flag, ParserAction, VariableContainer, VariableDescriptor
@@ -287,9 +287,10 @@ class Daemon:
         except BaseException:
             sock.close()
             raise
+        mode = _link_mode(link.name)
         port = OamPort(
             profile.settings, link.mac or sock.mac(), now=now, link_up=link.carrier,
-            wall_clock_offset=self.wall_clock_offset,
+            half_duplex=bool(mode.half_duplex), wall_clock_offset=self.wall_clock_offset,
         )  # fmt: skip
         runtime = PortRuntime(
             name=link.name,
@@ -308,7 +309,7 @@ class Daemon:
                 restore(port.link_monitoring, saved)
             except (ValueError, KeyError, TypeError) as exc:
                 self.journal.log("warning", "saved state not restored", port=link.name, error=exc)
-        port.link_monitoring.set_speed(_link_speed(link.name))
+        port.link_monitoring.set_speed(mode.speed_mbps)
         self.ports[link.name] = runtime
         self._settle_heap_at = now + heap.SETTLE_AFTER
         self._selector.register(sock, selectors.EVENT_READ, lambda t, r=runtime: self._on_frames(r, t))
@@ -358,8 +359,9 @@ class Daemon:
         runtime = self.ports.get(link.name)
         if runtime is None:
             self._consider(link, now)
-        elif runtime.port.link_up != link.carrier:
-            runtime.port.set_link(link.carrier, now=now, speed_mbps=_link_speed(link.name))
+        elif runtime.port.link_up != link.carrier:  # speed and duplex are read again at every carrier change
+            mode = _link_mode(link.name)
+            runtime.port.set_link(link.carrier, now=now, speed_mbps=mode.speed_mbps, half_duplex=mode.half_duplex)
 
     # -- frames ------------------------------------------------------------------------
 
@@ -723,15 +725,16 @@ def _path(value: str | None) -> Path | None:
     return None if value is None else Path(value)
 
 
-def _link_speed(name: str) -> int | None:
+def _link_mode(name: str) -> LinkMode:
+    """The link's speed and duplex as the driver reports them (unknown: None)."""
     try:
         ioctl = EthtoolIoctl()
         try:
-            return ioctl.link_speed(name)
+            return ioctl.link_mode(name)
         finally:
             ioctl.close()
     except OSError:
-        return None
+        return LinkMode()
 
 
 def _flags(flags: Flag) -> str:

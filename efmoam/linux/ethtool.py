@@ -5,11 +5,11 @@ Two ways in:
 * `EthtoolNetlink` speaks the ethtool generic-netlink family: `stats()` sends
   ETHTOOL_MSG_STATS_GET for the IEEE 802.3 / RMON standard groups and returns the
   counters the driver filled in (the kernel omits a counter the driver did not set, so a
-  missing name means "not provided", never zero); `link_speed()` uses
-  ETHTOOL_MSG_LINKMODES_GET.
+  missing name means "not provided", never zero); `link_mode()` (speed and duplex)
+  uses ETHTOOL_MSG_LINKMODES_GET.
 * `EthtoolIoctl` uses the legacy SIOCETHTOOL ioctl: the driver name (GDRVINFO), the
   driver-specific ``ethtool -S`` counters (GSSET_INFO + GSTRINGS + GSTATS) and the link
-  speed (GLINKSETTINGS, then GSET).
+  speed and duplex (GLINKSETTINGS, then GSET).
 
 Both act on the network namespace their socket was created in.  Failures are
 `EthtoolError` (an OSError with the kernel's errno: ENODEV for a missing device,
@@ -23,6 +23,7 @@ import errno
 import fcntl
 import socket
 import struct
+from typing import NamedTuple
 
 from efmoam.linux.netlink import (
     NETLINK_GENERIC,
@@ -66,7 +67,9 @@ ETHTOOL_A_STATS_GRP_HIST_RX = 5
 ETHTOOL_A_STATS_GRP_HIST_TX = 6
 ETHTOOL_A_LINKMODES_HEADER = 1
 ETHTOOL_A_LINKMODES_SPEED = 5
+ETHTOOL_A_LINKMODES_DUPLEX = 6
 SPEED_UNKNOWN = 0xFFFFFFFF
+DUPLEX_HALF, DUPLEX_FULL = 0, 1  #: anything else: unknown (DUPLEX_UNKNOWN 0xff)
 
 #: standard statistics groups: bit in ETHTOOL_A_STATS_GROUPS -> name (string set ETH_SS_STATS_STD)
 STATS_GROUPS = {"eth-phy": 0, "eth-mac": 1, "eth-ctrl": 2, "rmon": 3}
@@ -120,6 +123,19 @@ class EthtoolError(OSError):
 def speed_or_none(speed: int) -> int | None:
     """Mb/s, or None for SPEED_UNKNOWN (-1 / 0xFFFFFFFF) and 0."""
     return None if speed in (0, SPEED_UNKNOWN, -1) else speed
+
+
+class LinkMode(NamedTuple):
+    """What the driver says of the link: speed in Mb/s and duplex, each None when unknown."""
+
+    speed_mbps: int | None = None
+    half_duplex: bool | None = None
+
+    @classmethod
+    def of(cls, speed: int | None, duplex: int | None) -> LinkMode:
+        """From the kernel's raw speed and duplex values."""
+        known = duplex in (DUPLEX_HALF, DUPLEX_FULL)
+        return cls(None if speed is None else speed_or_none(speed), duplex == DUPLEX_HALF if known else None)
 
 
 # --------------------------------------------------------------------------- generic netlink
@@ -222,26 +238,28 @@ class EthtoolNetlink:
             counters.update(parse_stats_reply(message.payload[_GENLMSGHDR.size :]))
         return counters
 
-    def link_speed(self, ifname: str) -> int | None:
-        """Link speed in Mb/s (LINKMODES_GET); None when the driver does not know it."""
+    def link_mode(self, ifname: str) -> LinkMode:
+        """Link speed and duplex (LINKMODES_GET); unknown to the driver: None."""
         try:
-            return self._linkmodes_speed(ifname)
+            return self._linkmodes(ifname)
         except EthtoolError as exc:
             if exc.errno != errno.EOPNOTSUPP:
                 raise
-            return None  # a device without link settings (loopback, tunnels)
+            return LinkMode()  # a device without link settings (loopback, tunnels)
 
-    def _linkmodes_speed(self, ifname: str) -> int | None:
+    def _linkmodes(self, ifname: str) -> LinkMode:
         header = pack_nested(
             ETHTOOL_A_LINKMODES_HEADER,
             pack_string(ETHTOOL_A_HEADER_DEV_NAME, ifname),
             pack_u32(ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_COMPACT_BITSETS),
         )
         for message in self._request(genl_payload(ETHTOOL_MSG_LINKMODES_GET, header), ifname):
-            speed = attr_uint(parse_attrs(message.payload, _GENLMSGHDR.size).get(ETHTOOL_A_LINKMODES_SPEED), 4)
-            if speed is not None:
-                return speed_or_none(speed)
-        return None
+            attrs = parse_attrs(message.payload, _GENLMSGHDR.size)
+            speed = attr_uint(attrs.get(ETHTOOL_A_LINKMODES_SPEED), 4)
+            duplex = attr_uint(attrs.get(ETHTOOL_A_LINKMODES_DUPLEX), 1)
+            if speed is not None or duplex is not None:
+                return LinkMode.of(speed, duplex)
+        return LinkMode()
 
     def _request(self, payload: bytes, ifname: str) -> list[Message]:
         try:
@@ -342,10 +360,10 @@ class EthtoolIoctl:
                 break
         return dict(zip(names, values, strict=False))
 
-    def link_speed(self, ifname: str) -> int | None:
-        """Link speed in Mb/s (GLINKSETTINGS, else GSET); None when unknown."""
+    def link_mode(self, ifname: str) -> LinkMode:
+        """Link speed and duplex (GLINKSETTINGS, else GSET); unknown: None."""
         try:
-            return self._link_settings_speed(ifname)
+            return self._link_settings(ifname)
         except EthtoolError as exc:
             if exc.errno != errno.EOPNOTSUPP:
                 raise
@@ -354,12 +372,12 @@ class EthtoolIoctl:
         except EthtoolError as exc:
             if exc.errno != errno.EOPNOTSUPP:
                 raise
-            return None  # a device without link settings (loopback, tunnels)
-        (low,) = struct.unpack_from("=H", raw, 12)
+            return LinkMode()  # a device without link settings (loopback, tunnels)
+        (low, duplex) = struct.unpack_from("=HB", raw, 12)  # ethtool_cmd: speed, duplex
         (high,) = struct.unpack_from("=H", raw, 28)
-        return speed_or_none(high << 16 | low)
+        return LinkMode.of(high << 16 | low, duplex)
 
-    def _link_settings_speed(self, ifname: str) -> int | None:
+    def _link_settings(self, ifname: str) -> LinkMode:
         # handshake: nwords = 0 makes the kernel answer with -(the number it wants)
         size = _LINK_SETTINGS_SIZE + 3 * 4 * _LINK_MODE_WORDS_MAX
         raw = self._call(ifname, size, struct.pack("=I", ETHTOOL_GLINKSETTINGS))
@@ -368,5 +386,5 @@ class EthtoolIoctl:
             raise EthtoolError(errno.EOPNOTSUPP, f"{ifname}: no link settings handshake")
         header = struct.pack("=I", ETHTOOL_GLINKSETTINGS).ljust(15, b"\0") + struct.pack("=b", -nwords)
         raw = self._call(ifname, size, header)
-        (speed,) = struct.unpack_from("=I", raw, 4)
-        return speed_or_none(speed)
+        (speed, duplex) = struct.unpack_from("=IB", raw, 4)  # ethtool_link_settings: speed, duplex
+        return LinkMode.of(speed, duplex)

@@ -200,6 +200,32 @@ def test_link_down_without_unidirectional_sends_nothing() -> None:
     assert [ft for ft in pair.sent_times("a") if ft >= t] == []
 
 
+def test_a_half_duplex_link_holds_oam_and_full_duplex_brings_it_back() -> None:
+    """OAM needs full duplex: on a half-duplex link nothing is sent or accepted (nonOperHalfDuplex)."""
+    pair = discovered()
+    t = pair.now
+    pair.call("a", "set_link", True, half_duplex=True)
+    assert pair.a.state is S.FAULT and pair.a.half_duplex
+    assert pair.a.oper_status is OperStatus.NON_OPER_HALF_DUPLEX
+    pair.run_for(10)
+    assert [ft for ft in pair.sent_times("a") if ft > t] == []
+    assert pair.a.state is S.FAULT and pair.a.drops.get("half_duplex", 0) > 0  # B's frames, dropped
+    assert pair.b.oper_status is not OperStatus.OPERATIONAL  # B lost its peer
+    pair.call("a", "set_link", True)  # duplex not known: as it was
+    assert pair.a.oper_status is OperStatus.NON_OPER_HALF_DUPLEX
+    pair.call("a", "set_link", True, half_duplex=False)
+    pair.run_for(3.0)
+    assert pair.both_in(S.SEND_ANY)
+    assert pair.a.oper_status is OperStatus.OPERATIONAL
+
+
+def test_disabled_wins_over_half_duplex() -> None:
+    pair = discovered()
+    pair.call("a", "set_link", True, half_duplex=True)
+    pair.call("a", "reconfigure", attrs.evolve(pair.a.settings, enabled=False))
+    assert pair.a.oper_status is OperStatus.DISABLED
+
+
 @pytest.mark.parametrize("unidirectional", [False, True])
 @pytest.mark.parametrize("down_for", [2.0, 8.0], ids=["short", "longer-than-lost-link"])
 def test_link_up_rediscovers(unidirectional: bool, down_for: float) -> None:

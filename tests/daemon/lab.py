@@ -452,12 +452,18 @@ class Lab:
             self.wait_for(partial(is_operational, daemon), timeout, f"{daemon.name}/{daemon.ifname} operational")
 
     def wait_view(
-        self, side: Daemon, predicate: Callable[[dict[str, Any]], object], timeout: float, what: str
+        self,
+        side: Daemon,
+        predicate: Callable[[dict[str, Any]], object],
+        timeout: float,
+        what: str,
+        *,
+        port: str | None = None,
     ) -> dict[str, Any]:
-        """Poll ``show port PORT -f json`` of `side` until `predicate` holds; return that view."""
+        """Poll ``show port PORT -f json`` of `side` (its own port by default) until `predicate` holds."""
 
         def check() -> dict[str, Any] | None:
-            view = side.port()
+            view = side.port(port)
             return view if predicate(view) else None
 
         view = self.wait_for(check, timeout, what)

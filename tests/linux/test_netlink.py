@@ -26,6 +26,7 @@ from efmoam.linux.ethtool import (
     EthtoolError,
     EthtoolIoctl,
     EthtoolNetlink,
+    LinkMode,
     groups_bitset,
     parse_stats_reply,
     speed_or_none,
@@ -405,11 +406,23 @@ def test_standard_stats_of_veth_are_absent_not_zero() -> None:
 
 @needs_root
 @needs_ethtool
-def test_link_speed_of_veth_matches_ethtool() -> None:
+def test_half_duplex_is_read_from_both_interfaces() -> None:
+    """A TAP device takes any link settings: 100 Mb/s half duplex, then full, as ethtool set them."""
+    with veth_pair(MAC_A, MAC_B) as (ns_a, _):
+        subprocess.run(["ip", "-n", ns_a, "tuntap", "add", "dev", "tap0", "mode", "tap"], check=True)
+        for duplex, half in (("half", True), ("full", False)):
+            ethtool_text(ns_a, "-s", "tap0", "speed", "100", "duplex", duplex, "autoneg", "off")
+            assert f"Duplex: {duplex.capitalize()}" in ethtool_text(ns_a, "tap0")
+            with in_netns(ns_a, EthtoolNetlink) as ethtool, in_netns(ns_a, EthtoolIoctl) as ioctl:
+                assert ethtool.link_mode("tap0") == ioctl.link_mode("tap0") == LinkMode(100, half)
+
+
+@needs_root
+@needs_ethtool
+def test_link_mode_of_veth_matches_ethtool() -> None:
     with veth_pair(MAC_A, MAC_B) as (ns_a, _):
         shown = re.search(r"Speed: (\d+)Mb/s", ethtool_text(ns_a, "veth0"))
         expected = int(shown[1]) if shown else None
         with in_netns(ns_a, EthtoolNetlink) as ethtool, in_netns(ns_a, EthtoolIoctl) as ioctl:
-            assert ethtool.link_speed("veth0") == expected
-            assert ioctl.link_speed("veth0") == expected
-            assert ethtool.link_speed("lo") is None and ioctl.link_speed("lo") is None  # no link settings at all
+            assert ethtool.link_mode("veth0") == ioctl.link_mode("veth0") == LinkMode(expected, False)  # veth: full
+            assert ethtool.link_mode("lo") == ioctl.link_mode("lo") == LinkMode()  # no link settings at all
