@@ -32,6 +32,12 @@ def ip(*args: str, netns: str | None = None) -> str:
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout
 
 
+def capture_slow_protocols(netns: str, iface: str, path: str) -> subprocess.Popen[bytes]:
+    """Start tshark writing the Slow Protocols frames of `iface` in `netns` to `path`."""
+    command = ["ip", "netns", "exec", netns, "tshark", "-q", "-i", iface, "-f", "ether proto 0x8809", "-w", path]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def in_netns(netns: str, function: Callable[[], T]) -> T:
     """Run `function` in a thread that has entered `netns`; return its result."""
     result: list[T] = []

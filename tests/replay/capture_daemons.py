@@ -42,7 +42,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from efmoam.daemon.control import ControlError, request  # noqa: E402
-from tests.linux.netns import veth_pair  # noqa: E402
+from tests.linux.netns import capture_slow_protocols, veth_pair  # noqa: E402
 
 CONFIG = """\
 daemon:
@@ -109,24 +109,7 @@ def main() -> int:
         for side in "ab":
             counters(side, 0)
             (work / f"{side}.yaml").write_text(CONFIG.format(work=work, side=side, port=PORTS[side]))
-        capture = subprocess.Popen(
-            [
-                "ip",
-                "netns",
-                "exec",
-                ns_b,
-                "tshark",
-                "-q",
-                "-i",
-                "veth1",
-                "-f",
-                "ether proto 0x8809",
-                "-w",
-                str(work / "lab.pcapng"),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        capture = capture_slow_protocols(ns_b, "veth1", str(work / "lab.pcapng"))
         processes.append(capture)
         try:
             time.sleep(2)

@@ -15,7 +15,7 @@ import pytest
 from efmoam.replay.report import observe_file
 from efmoam.replay.transmit import run_transmit, speakers_in, transmit
 from tests.cli.conftest import subprocess_env
-from tests.linux.netns import needs_root, veth_pair
+from tests.linux.netns import capture_slow_protocols, needs_root, veth_pair
 from tests.replay.frames import BASE_TIME, A, B, conversation, steady, write
 
 REPO = Path(__file__).resolve().parents[2]
@@ -165,24 +165,7 @@ def test_eoam_recording_against_our_daemon(tmp_path: Path) -> None:
             stderr=subprocess.STDOUT,
             env=env,
         )
-        capture = subprocess.Popen(
-            [
-                "ip",
-                "netns",
-                "exec",
-                ns_b,
-                "tshark",
-                "-q",
-                "-i",
-                "veth1",
-                "-f",
-                "ether proto 0x8809",
-                "-w",
-                str(work / "live.pcapng"),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        capture = capture_slow_protocols(ns_b, "veth1", str(work / "live.pcapng"))
         try:
             deadline = time.monotonic() + 20
             while _show_port(str(work / "b.sock")) is None:

@@ -66,20 +66,17 @@ def _lines(device: str, group: Group, samples: list[Sample]) -> list[bytes]:
 
 
 class _PortLines:
-    """One port's lines of the block groups' families, and the values they were made from."""
+    """One port's lines of the block groups' families."""
 
-    __slots__ = ("chunks", "device", "name", "read")
+    __slots__ = ("chunks", "device")
 
     def __init__(self, name: str) -> None:
-        self.name = name
         self.device = f'device="{_escape(name)}"'
-        self.read: list[object] = [_UNSET] * len(_BLOCK_GROUPS)  #: what each block group last read
         self.chunks: list[bytes] = [b""] * len(FAMILIES)  #: the port's lines of each block family
 
     def update(self, index: int, value: object, dirty: set[int]) -> None:
         """Block group `index` read `value`, which differs from what it read before: redo its lines."""
         group, first = _BLOCK_GROUPS[index]
-        self.read[index] = value
         chunks = self.chunks
         for family, text in enumerate(_lines(self.device, group, list(group.samples(value))), first):
             if chunks[family] != text:
@@ -100,8 +97,8 @@ class Renderer:
         #: per column family: each port's line with the value left to fill in (``%r``)
         self._templates: dict[int, list[bytes]] = {}
         self._columns: dict[int, tuple[object, ...]] = {}  #: per column family: each port's value
-        #: per block group: what it read of each port last time (as in `_PortLines.read`)
-        self._last: list[list[object]] = []
+        #: per block group: what it read of each port last time
+        self._last: list[list[object]] = [[] for _ in _BLOCK_GROUPS]
         self._texts: list[bytes] = list(_HEADERS)  #: per family: header and every port's lines
         self._gzipped: list[bytes | None] = [None] * len(FAMILIES)  #: per family: `_texts` as a gzip member
 
@@ -139,8 +136,12 @@ class Renderer:
         dirty: set[int] = set()
         names = tuple(runtime.name for runtime in runtimes)
         if names != self._names:  # ports came, went or moved: every family is redone
-            known = {port.name: port for port in self._ports}
-            self._ports = [known.get(name) or _PortLines(name) for name in names]
+            where = {name: at for at, name in enumerate(self._names or ())}
+            kept = [where.get(name) for name in names]  # each port's place in the previous scrape
+            self._ports = [
+                _PortLines(name) if at is None else self._ports[at] for name, at in zip(names, kept, strict=True)
+            ]
+            self._last = [[_UNSET if at is None else last[at] for at in kept] for last in self._last]
             self._names = names
             self._columns.clear()
             for group, first in _COLUMN_GROUPS:
@@ -148,7 +149,6 @@ class Renderer:
                     self._templates[family] = [
                         f"{each.name}{{{port.device}}} ".replace("%", "%%").encode() + b"%r\n" for port in self._ports
                     ]
-            self._last = [[port.read[index] for port in self._ports] for index in range(len(_BLOCK_GROUPS))]
             dirty.update(range(len(FAMILIES)))
         rows: list[list[tuple[object, ...]]] = [[] for _ in _COLUMN_GROUPS]
         ports, lasts = self._ports, self._last

@@ -12,12 +12,17 @@ from efmoam.daemon.metrics.telemetry import DaemonLike
 
 
 def _accepts_gzip(header: str | None) -> bool:
-    """Whether an Accept-Encoding header allows gzip (and does not give it q=0)."""
+    """Whether an Accept-Encoding header allows gzip (named, and not with q=0)."""
     for item in (header or "").split(","):
-        coding, _, params = item.strip().partition(";")
+        coding, _, params = item.partition(";")
         if coding.strip().lower() == "gzip":
-            quality = params.strip().removeprefix("q=").strip()
-            return not quality.startswith("q") and quality not in ("0", "0.0", "0.00", "0.000")
+            quality = params.strip()
+            if not quality.startswith("q="):
+                return True
+            try:
+                return float(quality[2:]) > 0
+            except ValueError:
+                return False
     return False
 
 
