@@ -1,14 +1,18 @@
 """Plain-text rendering of the `show` views (the JSON of `-f json`), for people.
 
-Standard library only: the CLI renders what the daemon sends without importing the
-engine or scapy.  The layout follows the `show port ... ethernet efm-oam` output that
-operators know: a ``Field : Value`` block, monitors side by side, then the tables.
+The CLI renders what the daemon sends without importing the engine or scapy: only the
+monitor table (`efmoam.core.linkmon.kinds`), for the monitors' titles.  The layout
+follows the `show port ... ethernet efm-oam` output that operators know: a ``Field :
+Value`` block, monitors side by side, then the tables.
 """
 
 from __future__ import annotations
 
 import time
 from typing import Any
+
+from efmoam.core.linkmon.kinds import MONITORS, MonitorFacts, WindowUnit
+from pdu.enums import CRITICAL_FLAGS
 
 RULE = "=" * 79
 THIN = "-" * 79
@@ -32,24 +36,24 @@ def _wall(seconds: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
 
 
-def _window(name: str, monitor: dict[str, Any]) -> list[str]:
-    if name == "errored_frame_period":
+def _window(facts: MonitorFacts, monitor: dict[str, Any]) -> list[str]:
+    if facts.window_unit is WindowUnit.FRAMES:
         return [_field("  Window", f"{monitor['window_on_wire']} frames")]
     lines = [_field("  Window", f"{monitor['window'] * 10:g} ds")]
-    if name == "errored_symbol_period":
+    if facts.wire_window_unit == "symbols":
         lines.append(_field("  Window (symbols)", monitor["window_on_wire"]))
     return lines
 
 
-def _monitor_block(title: str, name: str, monitor: dict[str, Any]) -> list[str]:
+def _monitor_block(facts: MonitorFacts, monitor: dict[str, Any]) -> list[str]:
     sd = monitor["sd_threshold"]
     return [
-        title,
+        facts.title,
         _field("  Enabled", "yes" if monitor["enabled"] else "no"),
         _field("  Event Notify", _on(monitor["event_notification"])),
         _field("  SF Threshold", monitor["sf_threshold"]),
         _field("  SD Threshold", sd if sd is not None else "disabled (0)"),
-        *_window(name, monitor),
+        *_window(facts, monitor),
         _field("  State", monitor["state"]),
         _field("  Errors (last)", "-" if monitor["errors_last_window"] is None else monitor["errors_last_window"]),
         _field("  Running Totals", f"errors {monitor['error_running_total']}, events {monitor['event_running_total']}"),
@@ -63,12 +67,9 @@ def _side_by_side(left: list[str], right: list[str]) -> list[str]:
     return [f"{a:<40}{b}".rstrip() for a, b in zip(left, right, strict=True)]
 
 
-MONITOR_TITLES = {
-    "errored_frame": "Errored Frame",
-    "errored_frame_period": "Errored Frame Period",
-    "errored_symbol_period": "Errored Symbol Period",
-    "errored_frame_seconds": "Errored Frame Seconds Summary",
-}
+_CRITICAL_FLAG_NAMES = frozenset(str(flag.name).lower() for flag in CRITICAL_FLAGS)
+#: the monitors as ``show port`` lays them out: two rows of two
+_MONITOR_ROWS = (("errored_frame", "errored_frame_period"), ("errored_symbol_period", "errored_frame_seconds"))
 
 
 def render_port(view: dict[str, Any]) -> str:
@@ -123,9 +124,9 @@ def render_port(view: dict[str, Any]) -> str:
         _field("  Critical Event", _on(action["critical_event"])),
     ]
     monitors = lm["monitors"]
-    blocks = {name: _monitor_block(MONITOR_TITLES[name], name, monitors[name]) for name in MONITOR_TITLES}
-    lines += _side_by_side(blocks["errored_frame"], blocks["errored_frame_period"])
-    lines += _side_by_side(blocks["errored_symbol_period"], blocks["errored_frame_seconds"])
+    blocks = {facts.key: _monitor_block(facts, monitors[facts.key]) for facts in MONITORS}
+    for left, right in _MONITOR_ROWS:
+        lines += _side_by_side(blocks[left], blocks[right])
     service = "out of service" if view["out_of_service"] else "in service"
     reasons = f" ({_join(view['out_of_service_reasons'])})" if view["out_of_service"] else ""
     lines += [
@@ -160,6 +161,9 @@ def render_statistics(view: dict[str, Any]) -> str:
     drops = view.get("drops") or {}
     if drops:
         lines.append("Frames dropped: " + ", ".join(f"{reason} {count}" for reason, count in drops.items()))
+    quirks = view.get("peer_quirks") or {}
+    if quirks:
+        lines.append("Peer quirks: " + ", ".join(f"{reason} {count}" for reason, count in quirks.items()))
     return "\n".join(lines) + "\n"
 
 
@@ -171,19 +175,23 @@ def render_event_log(view: dict[str, Any]) -> str:
         f"{'Slot':<5}{'Time':<20}{'Loc':<7}{'Type':<25}{'Sev':<4}{'Value':>8}{'Thresh':>8}{'Window':>12}"
         f"{'Total':>8}{'Events':>7}  Port  State",
     ]
-    entries = {entry["slot"]: entry for entry in view["event_log"]}
+    shown: dict[int, list[dict[str, Any]]] = {}
+    for entry in view["event_log"]:  # a flag slot shows a remote and a local entry while both are active
+        shown.setdefault(entry["slot"], []).append(entry)
     for slot in range(1, 13):
-        entry = entries.get(slot)
-        if entry is None:
+        if slot not in shown:
             lines.append(f"{slot:<5}-")
-            continue
-        lines.append(
-            f"{slot:<5}{_wall(entry['wall_time']):<20}{entry['location']:<7}{entry['type']:<25}"
-            f"{entry['severity']:<4}{_opt(entry['value']):>8}{_opt(entry['threshold']):>8}{_opt(entry['window']):>12}"
-            f"{entry['running_total']:>8}{entry['event_total']:>7}  {'yes' if entry['port_affecting'] else 'no':<4}  "
-            f"{'active' if entry['active'] else 'cleared'}"
-        )
+        lines += [_event_line(slot, entry) for entry in shown.get(slot, ())]
     return "\n".join(lines) + "\n"
+
+
+def _event_line(slot: int, entry: dict[str, Any]) -> str:
+    return (
+        f"{slot:<5}{_wall(entry['wall_time']):<20}{entry['location']:<7}{entry['type']:<25}"
+        f"{entry['severity']:<4}{_opt(entry['value']):>8}{_opt(entry['threshold']):>8}{_opt(entry['window']):>12}"
+        f"{entry['running_total']:>8}{entry['event_total']:>7}  {'yes' if entry['port_affecting'] else 'no':<4}  "
+        f"{'active' if entry['active'] else 'cleared'}"
+    )
 
 
 def _opt(value: int | None) -> str:
@@ -195,8 +203,7 @@ def render_summary(views: list[dict[str, Any]]) -> str:
     lines = [f"{'Port':<16}{'Oper State':<28}{'Mode':<9}{'Peer MAC':<19}{'Flags (local/peer)':<26}{'Service':<9}Events"]
     for view in views:
         flags = "/".join(
-            ",".join(f for f in view[key] if f in ("link_fault", "dying_gasp", "critical_event")) or "-"
-            for key in ("local_flags", "peer_flags")
+            ",".join(f for f in view[key] if f in _CRITICAL_FLAG_NAMES) or "-" for key in ("local_flags", "peer_flags")
         )
         lines.append(
             f"{view['name']:<16}{view['oper_status']:<28}{view['mode']:<9}{view['peer_mac'] or '-':<19}"

@@ -98,6 +98,12 @@ for _layout in _LINK_EVENT.values():
     _check_model(_layout, LinkEventTlv)
 _check_model(_DESCRIPTOR, VariableDescriptor)
 
+#: per standard link event TLV type, the width in bits of each value field, from the layers
+EVENT_TLV_FIELD_BITS: dict[EventTlvType, dict[str, int]] = {
+    EventTlvType(tlv_type): dict(zip(layout.names, layout.bits, strict=True))
+    for tlv_type, layout in _LINK_EVENT.items()
+}
+
 
 # -- decode -------------------------------------------------------------------------------
 

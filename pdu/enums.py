@@ -91,6 +91,29 @@ class EventLogType(enum.IntEnum):
     CRITICAL_LINK_EVENT = 258
 
 
+#: RFC 4878 names of the event-log types (the DOT3-OAM-MIB's enumeration labels)
+EVENT_LOG_TYPE_NAMES: dict[EventLogType, str] = {
+    EventLogType.ERRORED_SYMBOL_EVENT: "erroredSymbolEvent",
+    EventLogType.ERRORED_FRAME_PERIOD_EVENT: "erroredFramePeriodEvent",
+    EventLogType.ERRORED_FRAME_EVENT: "erroredFrameEvent",
+    EventLogType.ERRORED_FRAME_SECONDS_EVENT: "erroredFrameSecondsEvent",
+    EventLogType.LINK_FAULT: "linkFault",
+    EventLogType.DYING_GASP_EVENT: "dyingGaspEvent",
+    EventLogType.CRITICAL_LINK_EVENT: "criticalLinkEvent",
+}
+
+#: the three flags that report a critical condition (57.4.2.1); each is an event while set
+CRITICAL_FLAGS = Flag.LINK_FAULT | Flag.DYING_GASP | Flag.CRITICAL_EVENT
+#: the event-log type of each critical flag's event, in the order of the event log's
+#: reserved slots 1-3 (dying gasp, critical link event, link fault)
+FLAG_EVENT_TYPES: dict[Flag, EventLogType] = {
+    Flag.DYING_GASP: EventLogType.DYING_GASP_EVENT,
+    Flag.CRITICAL_EVENT: EventLogType.CRITICAL_LINK_EVENT,
+    Flag.LINK_FAULT: EventLogType.LINK_FAULT,
+}
+assert set(FLAG_EVENT_TYPES) == set(CRITICAL_FLAGS), "one event type per critical flag"
+
+
 class OamConfig(enum.IntFlag):
     """OAM Configuration field of the Information TLV (Clause 57.5.2.1)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 
 
-class DecodeReason(enum.Enum):
+class DecodeReason(enum.StrEnum):
     """Why a frame was not decoded.  The daemon counts drops per reason."""
 
     # not an OAMPDU at all: counted and skipped, not reported as malformed

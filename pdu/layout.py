@@ -26,6 +26,8 @@ class Layout:
 
     names: tuple[str, ...]
     size: int
+    #: the width in bits of each field, in field order (the widths TLV values must fit)
+    bits: tuple[int, ...]
     #: ``unpack_from(buffer, offset)`` -> one int/bytes value per field
     unpack_from: Callable[[Any, int], tuple[Any, ...]]
     #: ``pack(*values)`` -> octets; raises struct.error for a value that does not fit
@@ -49,6 +51,7 @@ def compile_layout(*parts: type[Packet] | Sequence[Any]) -> Layout:
     codes: list[str] = []
     slots: list[str | _Run] = []  # a field name read as is, or a run of bits
     bits: list[tuple[str, int]] = []
+    widths: list[int] = []  # per field
     for field in _fields(parts):
         if isinstance(field, _BitField):
             bits.append((field.name, field.size))
@@ -56,18 +59,21 @@ def compile_layout(*parts: type[Packet] | Sequence[Any]) -> Layout:
             if total % 8 == 0:
                 slots.append(_Run(total // 8, bits))
                 codes.append(_INT_CODES[total // 8])
+                widths += [size for _, size in bits]
                 bits = []
         elif bits:
             raise TypeError(f"bit fields before {field.name} do not fill whole octets")
         elif isinstance(field, ThreeBytesField):
             slots.append(_Run(3, [(field.name, 24)]))
             codes.append(_INT_CODES[3])
+            widths.append(24)
         else:
             fmt = field.fmt.lstrip("!<>=@")
             if struct.calcsize(fmt) != field.sz:
                 raise TypeError(f"field {field.name} has no fixed struct format")
             slots.append(field.name)
             codes.append(fmt)
+            widths.append(8 * field.sz)
     if bits:
         raise TypeError("trailing bit fields do not fill whole octets")
     codec = struct.Struct("!" + "".join(codes))
@@ -75,7 +81,7 @@ def compile_layout(*parts: type[Packet] | Sequence[Any]) -> Layout:
     unpack_src, pack_src = _generate(slots)
     namespace: dict[str, Any] = {"_unpack_from": codec.unpack_from, "_pack": codec.pack, "_check": _check}
     exec(unpack_src + pack_src, namespace)  # source generated from our own field lists
-    return Layout(names, codec.size, namespace["unpack_from"], namespace["pack"])
+    return Layout(names, codec.size, tuple(widths), namespace["unpack_from"], namespace["pack"])
 
 
 def _fields(parts: Sequence[type[Packet] | Sequence[Any]]) -> list[Any]:

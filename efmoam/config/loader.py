@@ -47,10 +47,10 @@ from efmoam.config.model import (
     PortRule,
     SettingError,
 )
+from efmoam.core.linkmon.kinds import MONITORS, MonitorFacts, WindowUnit
 from efmoam.core.linkmon.settings import (
     LinkMonitoringSettings,
     LocalSfAction,
-    MonitorKind,
     MonitorSettings,
     PeerActions,
     PortAction,
@@ -360,8 +360,9 @@ def _port(name: str, convert: Convert) -> Scalar:
     return Scalar(convert, _core(PortSettings, name))
 
 
-def _monitor(kind: MonitorKind) -> Section:
-    window = _integer() if kind is MonitorKind.ERRORED_FRAME_PERIOD else _number(what=_SECONDS)
+def _monitor(facts: MonitorFacts) -> Section:
+    kind = facts.kind
+    window = _integer() if facts.window_unit is WindowUnit.FRAMES else _number(what=_SECONDS)
     return Section(
         {
             "enabled": Scalar(_bool),
@@ -373,21 +374,13 @@ def _monitor(kind: MonitorKind) -> Section:
     )
 
 
-#: monitor key -> kind
-_MONITORS = {
-    "errored_symbol_period": MonitorKind.ERRORED_SYMBOL_PERIOD,
-    "errored_frame": MonitorKind.ERRORED_FRAME,
-    "errored_frame_period": MonitorKind.ERRORED_FRAME_PERIOD,
-    "errored_frame_seconds": MonitorKind.ERRORED_FRAME_SECONDS,
-}
-
 _PORT_ACTION = _enum(PortAction)
 
 LINK_MONITORING = Section(
     {
         "enabled": Scalar(_bool),
         "symbol_rate": Scalar(_nullable(_integer(low=1)), _core(LinkMonitoringSettings, "symbol_rate")),
-        **{key: _monitor(kind) for key, kind in _MONITORS.items()},
+        **{facts.key: _monitor(facts) for facts in MONITORS},
         "local_sf_action": Section(
             {
                 "port_action": Scalar(_PORT_ACTION),
@@ -645,12 +638,13 @@ class _Loader:
         before = len(self.problems)
         link_monitoring = _sub(tree, "link_monitoring")
         monitors: dict[str, Any] = {}
-        for key, kind in _MONITORS.items():
+        for facts in MONITORS:
+            key = facts.key
             monitor_tree = _sub(link_monitoring, key)
             monitor = MonitorSettings(**_values(monitor_tree))
             try:
                 if not any(_broken(monitor_tree, name) for name in monitor_tree):
-                    monitor.check(kind)
+                    monitor.check(facts.kind)
             except ValueError as exc:
                 self.blame(exc, where, path, monitor_tree, "sd_threshold", "sf_threshold", "window")
                 monitor = MonitorSettings()

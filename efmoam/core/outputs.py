@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from efmoam.core.discovery import DiscoveryState
-from pdu import Flag, OamConfig
+from pdu.enums import Flag, OamConfig
+from pdu.errors import DecodeReason
 from pdu.model import EventTlvs, OrgSpecificPdu, VariableContainer
 
 if TYPE_CHECKING:
@@ -121,11 +122,50 @@ class OrgSpecificReceived:
     pdu: OrgSpecificPdu
 
 
+class DropReason(enum.StrEnum):
+    """Why a frame was not acted on, besides the decoder's reasons (`pdu.DecodeReason`).
+
+    The values are the stable names of the log's ``reason=`` field, the ``drops`` of
+    ``show port`` and the metric label ``reason``.
+    """
+
+    NOT_OAMPDU = "not_oampdu"  #: another slow protocol's frame (the decoder's reason is in the detail)
+    LOOP = "loop"  #: our own OAMPDU came back
+    DISABLED = "disabled"  #: OAM is administratively disabled on the port
+    HALF_DUPLEX = "half_duplex"
+    LINK_DOWN = "link_down"
+    SECOND_PEER = "second_peer"  #: a MAC other than the peer's (point-to-point violation)
+    NOT_IN_SEND_ANY = "not_in_send_any"  #: not an Information OAMPDU, before Discovery completed
+    EVENTS_NOT_ADVERTISED = "events_not_advertised"  #: Event Notification from a peer without Link Events
+    NOT_PERMITTED = "not_permitted"  #: a request that only an Active peer may make
+    VARIABLE_RETRIEVAL_DISABLED = "variable_retrieval_disabled"
+    LOOPBACK_IGNORED = "loopback_ignored"  #: loopback commands are ignored by configuration
+    LOOPBACK_COLLISION = "loopback_collision"  #: both asked at once; the higher MAC wins
+    BAD_LOOPBACK_COMMAND = "bad_loopback_command"
+    TOO_LARGE_FOR_PEER = "too_large_for_peer"  #: a queued OAMPDU no longer fits the peer's size (sending)
+    RATE_LIMIT = "rate_limit"  #: over the port's receive rate limit, before decoding (the daemon)
+
+
+class PeerQuirk(enum.StrEnum):
+    """Something the peer does that the standard does not, worked around and reported."""
+
+    #: a new Event Notification (other TLVs) with the sequence number of the previous one
+    SEQUENCE_REUSED = "sequence_reused"
+
+
 @attrs.frozen
 class FrameDropped:
-    """A received frame was not acted on; `reason` is a stable name for counting."""
+    """A frame was not acted on; `reason` is counted by its value."""
 
-    reason: str
+    reason: DropReason | DecodeReason
+    detail: str = ""
+
+
+@attrs.frozen
+class QuirkSeen:
+    """The peer did something nonstandard that we took as it meant (counted by `quirk`)."""
+
+    quirk: PeerQuirk
     detail: str = ""
 
 
@@ -163,6 +203,7 @@ Output = (
     | VariablesReceived
     | OrgSpecificReceived
     | FrameDropped
+    | QuirkSeen
     | EventLogged
     | PortServiceChanged
     | MonitorUnavailable

@@ -1,49 +1,50 @@
-"""`OamPort`: the OAM sublayer of one Ethernet port, sans-IO.
+"""`OamPort`: the OAM sublayer of one Ethernet port (Clause 57), sans-IO.
 
 Inputs are method calls, each with ``now`` (monotonic seconds): a received frame
-(`receive`), a link status change (`set_link`), operator requests (loopback, variable
-retrieval, local flags, link event notifications) and the passage of time
-(`handle_timer`).  Outputs are data drained with `take_outputs`: frames to send,
-discovery and peer changes, loopback data-plane actions, received events.  The caller
-sleeps until `next_deadline`.  Nothing here reads a clock, sends, sleeps or logs.
+(`receive`), a counter sample (`on_counters`), a link change (`set_link`), operator
+requests (clear, loopback, variable retrieval, local flags, reconfiguration) and the
+passage of time (`handle_timer`).  Outputs are data drained with `take_outputs`; the
+caller sleeps until `next_deadline`.  Nothing here reads a clock, sends, sleeps or logs.
 
-Transmission follows the Transmit state machine of 57.3.2.2 in effect: at most 10
-OAMPDUs in any second (`TxBudget`); an Information OAMPDU at least every transmit
-interval while ``local_pdu`` allows sending; another one at once (within the budget)
-whenever anything it carries changes.  Information OAMPDUs go before queued ones, so
-keep-alives survive a flood of requests.
+Every input does its own work and then runs one epilogue, `_settle`, which in this
+order: passes on what link monitoring recorded, reports the service state if the active
+events changed it, turns link monitoring's intents into Event Notifications, brings
+the Information OAMPDU up to date, and sends what is due.  So an event's record comes
+out before the port action and the frames it causes, and no input has to remember a
+call order.  (A repeat of the peer's last Information OAMPDU, the steady state, changes
+nothing the epilogue reads; it only restarts the lost-link timer.)
 
-Choices where the standard leaves room, for an operator's expectations:
+Where the rules live: Discovery in `discovery` (a table), remote loopback in `loopback`
+(a table), transmission and pacing in `transmit` and `pacing`, what we know of the peer
+in `peer`, Clause 30 attributes in `variables`, link monitoring in `linkmon`,
+statistics in `stats`.  This module wires them together and filters what it receives:
 
 * Receive counters (RFC 4878) count OAMPDUs accepted from the peer; frames filtered by
-  ``local_pdu``, from ourselves (a loop) or from a second MAC are reported as
-  `FrameDropped` with a reason and not counted as received.
-* The first MAC heard after FAULT is the peer; another MAC is a point-to-point
-  violation, reported and ignored until the peer is lost.
+  ``local_pdu`` (57.3.2.2), from ourselves (a loop) or from a second MAC are reported as
+  `FrameDropped` and not counted as received.  The critical flags of any OAMPDU from
+  the bound peer are acted on, even where its content is filtered.
 * The lost-link timer restarts on every valid OAMPDU from the peer, whatever its code.
-* An Event Notification whose sequence number equals the last one received is a
-  duplicate; any other number is unique (a point-to-point link does not reorder, so a
-  lower number means the peer started counting again).
 * ``remote_stable`` needs the peer's Local Stable flag and its Remote Information TLV
-  equal to our current Local Information TLV, revision included.
+  equal to our current Local Information TLV, revision and State field excepted.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
-
-import attrs
 
 from efmoam.core import variables
 from efmoam.core.discovery import Conditions, DiscoveryState, LocalPdu, local_pdu, local_stable, step
 from efmoam.core.errors import LocalProtocolError
-from efmoam.core.linkmon import CounterSample, EventLogEntry, LinkMonitoring, Location
+from efmoam.core.linkmon import persist
+from efmoam.core.linkmon.counters import CounterSample
+from efmoam.core.linkmon.engine import LinkMonitoring, event_timestamp
+from efmoam.core.linkmon.eventlog import EventLogEntry, Location
+from efmoam.core.loopback import Conditions as LoopbackConditions, Input, Loopback
 from efmoam.core.outputs import (
     DiscoveryChanged,
+    DropReason,
     FrameDropped,
     LinkEventsReceived,
-    LoopbackChanged,
     LoopbackStatus,
     OperStatus,
     OrgSpecificReceived,
@@ -51,54 +52,51 @@ from efmoam.core.outputs import (
     PeerChanged,
     PeerFlagsChanged,
     PeerInfo,
-    Transmit,
+    PeerQuirk,
+    PortServiceChanged,
+    QuirkSeen,
     VariablesReceived,
 )
-from efmoam.core.pacing import TxBudget
+from efmoam.core.peer import PeerKnowledge, satisfied_with
 from efmoam.core.settings import OamMode, PortSettings
 from efmoam.core.stats import OamStatistics
-from pdu import (
+from efmoam.core.transmit import InformationContent, Transmitter
+from pdu.codec import PeerDecoder
+from pdu.enums import (
+    CRITICAL_FLAGS,
+    FCS_LENGTH,
+    HEADER_LENGTH,
+    MIN_OAMPDU_SIZE,
     Code,
-    DecodeError,
-    EncodeError,
-    EventNotification,
     Flag,
+    InfoTlvType,
+    LoopbackCommand,
+    OamConfig,
+    ParserAction,
+)
+from pdu.errors import DecodeError, DecodeReason
+from pdu.model import (
+    EventNotification,
     Information,
     InfoTlv,
-    InfoTlvType,
     LinkEventTlv,
-    LoopbackCommand,
     LoopbackControl,
-    MuxAction,
-    OamConfig,
     Oampdu,
     OrgSpecificPdu,
     OrgSpecificTlv,
-    ParserAction,
-    PeerDecoder,
-    UnsupportedPdu,
     VariableDescriptor,
     VariableRequest,
     VariableResponse,
-    encode,
 )
-from pdu.enums import FCS_LENGTH, HEADER_LENGTH, MIN_OAMPDU_SIZE
 
 S = DiscoveryState
-CRITICAL_FLAGS = Flag.LINK_FAULT | Flag.DYING_GASP | Flag.CRITICAL_EVENT
 _NO_FLAGS = Flag(0)
-
-
-@attrs.frozen
-class _Queued:
-    """An OAMPDU waiting for the budget; its flags are filled in when it is sent."""
-
-    pdu: Oampdu
-    counter: str  #: the OamStatistics field counting it when sent
+_EVALUATING_OR_STABLE = Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE
+_ANY_MAC = LoopbackConditions()  #: loopback inputs whose guards read no MAC
 
 
 class OamPort:
-    """The OAM sublayer of one port (Clause 57), driven by its caller.
+    """The OAM sublayer of one port, driven by its caller.
 
     `mac` is the port's own MAC address (``aa:bb:cc:dd:ee:ff``); `revision` is the first
     revision of its Local Information TLV (0 for a new sublayer; replay starts where the
@@ -120,49 +118,28 @@ class OamPort:
         self.settings: PortSettings = settings
         self.mac = mac.lower()
         self.stats = OamStatistics()
-        #: frames not acted on, by reason (the reasons of `FrameDropped`)
+        #: frames not acted on, by reason (`DropReason` and `DecodeReason` values)
         self.drops: dict[str, int] = {}
+        #: the peer's nonstandard habits worked around, by `PeerQuirk` value
+        self.quirks: dict[str, int] = {}
         self.state: DiscoveryState = S.FAULT
-        self.local_pdu = LocalPdu.RX_INFO  #: follows the state and the link (57.3.1.3)
-        self._lost_link_time = settings.lost_link_time
-        self._interval = settings.transmit_interval
-        self.loopback = LoopbackStatus.NO_LOOPBACK
         self._epoch = now
         self._link_ok = link_up
         self._half_duplex = half_duplex  #: the link is half duplex: OAM cannot run
         self._outputs: list[Output] = []
         self._decoder = PeerDecoder(max_peers=8)
-        self._budget = TxBudget()
-        self._queue: deque[_Queued] = deque()
-        # what we send
-        self._local_flags = _NO_FLAGS  # Link Fault / Dying Gasp / Critical Event asked by the client
-        self._parser = ParserAction.FORWARD
-        self._mux = MuxAction.FORWARD
-        self.local_tlv: InfoTlv = self._build_local_tlv(revision)
-        self._local_inputs: tuple[Any, ...] = (settings, self._parser, self._mux)
-        self._info_key: tuple[Any, ...] | None = None  # what the cached Information frame carries
-        self._info_output: Transmit | None = None
-        self._info_stale = True  # something the Information OAMPDU carries may have changed
-        self._info_due = now  # when the next Information OAMPDU is due
-        self._tx_sequence = 0
-        self._last_sent_info = False  # whether the last OAMPDU sent was an Information
-        self._info_urgent = False  # the Information to send carries a change
-        # what we know of the peer
-        self.peer_mac: str | None = None
-        self.peer_flags: Flag = _NO_FLAGS
-        self._peer_tlv: InfoTlv | None = None
-        self._peer_info: tuple[InfoTlv, PeerInfo] | None = None  #: `peer`, made from this TLV
-        self._peer_remote_tlv: InfoTlv | None = None
-        self._last_info: Information | None = None
-        self._verdict: bool | None = None  # local_satisfied once decided
-        self._remote_stable = False
-        self._lost_link_at: float | None = None
-        self._last_rx_sequence: int | None = None
-        self._loopback_deadline: float | None = None
+        self._loopback = Loopback()
+        self._peer = PeerKnowledge()
         self._mac_attributes: dict[int, int] = {}
-        self.link_monitoring = LinkMonitoring(settings.link_monitoring, self, wall_clock_offset)
-        self._evaluate(now, "start")
-        self._service(now)
+        self._tx_sequence = 0
+        self.local_tlv: InfoTlv = self._build_local_tlv(revision)
+        self._local_inputs: tuple[Any, ...] = (settings, self._loopback.status)
+        self.link_monitoring = LinkMonitoring(settings.link_monitoring, now, wall_clock_offset)
+        self._tx = Transmitter(self.mac, self.stats, settings.transmit_interval, now)
+        self._reported_out_of_service = False  #: the service state last reported
+        self._information_inputs: tuple[Any, ...] | None = None  #: what the Information was made from
+        self._discover(now, "start")
+        self._settle(now)
 
     # -- the caller's view -------------------------------------------------------------
 
@@ -173,16 +150,13 @@ class OamPort:
 
     def next_deadline(self) -> float | None:
         """When `handle_timer` must run next (None: only an input can change anything)."""
-        deadline = self._lost_link_at
-        if self._loopback_deadline is not None and (deadline is None or self._loopback_deadline < deadline):
-            deadline = self._loopback_deadline
-        if self.local_pdu is not LocalPdu.RX_INFO:
-            send = self._budget.next_free(self._info_due)
-            if self._queue and self.local_pdu is LocalPdu.ANY:
-                send = min(send, self._budget.next_free(0.0, information=False))
-            if deadline is None or send < deadline:
-                deadline = send
-        return deadline
+        deadlines = (self._peer.lost_link_at, self._loopback.deadline, self._tx.next_deadline(self.local_pdu))
+        return min((d for d in deadlines if d is not None), default=None)
+
+    @property
+    def local_pdu(self) -> LocalPdu:
+        """``local_pdu`` (57.3.1.3): what may be sent and received now."""
+        return local_pdu(self.state, self._link_ok, self.settings.unidirectional)
 
     @property
     def oper_status(self) -> OperStatus:
@@ -191,63 +165,130 @@ class OamPort:
             return OperStatus.DISABLED
         if self._half_duplex and self._link_ok:
             return OperStatus.NON_OPER_HALF_DUPLEX
-        if self.state is S.SEND_LOCAL_REMOTE and self._verdict is not None and not self._satisfied():
+        if self.state is S.SEND_LOCAL_REMOTE and self._peer.verdict is not None and not self._satisfied():
             return OperStatus.OAM_PEERING_LOCALLY_REJECTED
-        if self.state is S.SEND_LOCAL_REMOTE_OK and not self.peer_flags & (Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE):
+        if self.state is S.SEND_LOCAL_REMOTE_OK and not self._peer.flags & _EVALUATING_OR_STABLE:
             return OperStatus.OAM_PEERING_REMOTELY_REJECTED
         return _OPER_STATUS[self.state]
 
     @property
     def peer(self) -> PeerInfo | None:
         """The peer as RFC 4878 dot3OamPeerTable, once its Local Information is known."""
-        tlv, mac, made = self._peer_tlv, self.peer_mac, self._peer_info
-        if tlv is None or mac is None:
-            return None
-        if made is None or made[0] is not tlv or made[1].mac != mac:  # the same object while nothing changed
-            info = PeerInfo(
-                mac=mac,
-                oui=tlv.oui,
-                vendor_info=tlv.vendor_info,
-                mode_active=bool(tlv.oam_config & OamConfig.ACTIVE),
-                max_pdu_size=tlv.max_pdu_size,
-                config_revision=tlv.revision,
-                functions=tlv.oam_config,
-                oam_version=tlv.oam_version,
-            )
-            made = self._peer_info = (tlv, info)
-        return made[1]
+        return self._peer.info()
+
+    @property
+    def peer_mac(self) -> str | None:
+        return self._peer.mac
+
+    @property
+    def peer_flags(self) -> Flag:
+        """The Flags field of the peer's last OAMPDU."""
+        return self._peer.flags
+
+    @property
+    def loopback(self) -> LoopbackStatus:
+        """RFC 4878 dot3OamLoopbackStatus."""
+        return self._loopback.status
 
     @property
     def local_flags(self) -> Flag:
         """The Flags field we send now."""
-        flags = int(self._local_flags) | int(self.link_monitoring.info_flags)  # ints: IntFlag arithmetic is slow
+        flags = int(self.link_monitoring.active.info_flags)  # ints: IntFlag arithmetic is slow
         if not self._link_ok:
             flags |= Flag.LINK_FAULT
-        if self.state in (S.ACTIVE_SEND_LOCAL, S.PASSIVE_WAIT) or (
-            self.state is S.SEND_LOCAL_REMOTE and self._verdict is None
+        state = self.state
+        if state in (S.ACTIVE_SEND_LOCAL, S.PASSIVE_WAIT) or (
+            state is S.SEND_LOCAL_REMOTE and self._peer.verdict is None
         ):
             flags |= Flag.LOCAL_EVALUATING
-        elif local_stable(self.state):
+        elif local_stable(state):
             flags |= Flag.LOCAL_STABLE
-        if self._peer_tlv is not None:
+        if self._peer.local_tlv is not None:
             # the peer's Local Evaluating/Stable bits (3, 4) echoed as Remote ones (5, 6)
-            flags |= (int(self.peer_flags) & (Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE)) << 2
+            flags |= (int(self._peer.flags) & _EVALUATING_OR_STABLE) << 2
         return Flag(flags)
+
+    @property
+    def remote_stable(self) -> bool:
+        """``remote_stable``: the peer says it is satisfied with our current information."""
+        peer = self._peer
+        return (
+            peer.flags & _EVALUATING_OR_STABLE == Flag.LOCAL_STABLE
+            and peer.remote_tlv is not None
+            and peer.remote_tlv.same_configuration(self._current_local_tlv())
+        )
+
+    @property
+    def link_up(self) -> bool:
+        """The link status last given with `set_link`."""
+        return self._link_ok
+
+    @property
+    def half_duplex(self) -> bool:
+        """Whether `set_link` last said the link is half duplex."""
+        return self._half_duplex
+
+    @property
+    def out_of_service(self) -> bool:
+        """True while an active event holds the port out of service."""
+        return self.link_monitoring.active.out_of_service
+
+    def event_log(self) -> list[tuple[int, EventLogEntry]]:
+        """What the 12-slot event log shows, as (slot, entry) in slot order."""
+        return self.link_monitoring.log.entries()
 
     def timestamp(self, now: float) -> int:
         """An Event Time Stamp: 100 ms units since the port started, wrapping at 16 bits."""
-        return int((now - self._epoch) * 10) & 0xFFFF
-
-    def mac_attribute(self, leaf: int) -> bytes | None:
-        """A MAC statistic supplied by the caller, as a Variable Container value."""
-        value = self._mac_attributes.get(leaf)
-        return None if value is None else (value % (1 << 64)).to_bytes(8, "big")
+        return event_timestamp(self._epoch, now)
 
     def update_mac_attributes(self, values: dict[int, int]) -> None:
         """Supply Clause 30 MAC statistics (leaf -> value) for variable retrieval."""
         self._mac_attributes.update(values)
 
     # -- inputs ------------------------------------------------------------------------
+
+    def receive(self, frame: bytes, *, now: float) -> None:
+        """A frame arrived on the port."""
+        try:
+            pdu = self._decoder.decode(frame)
+        except DecodeError as exc:
+            self._drop(DropReason.NOT_OAMPDU if exc.reason.not_oampdu else exc.reason, str(exc))
+            return
+        peer = self._peer
+        if pdu is peer.last_info:  # the peer repeated itself (the steady state): see the module's comment
+            self.stats.received(Code.INFORMATION)
+            peer.lost_link_at = now + self.settings.lost_link_time
+            return
+        refused = self._refusal(pdu)
+        if refused is None:
+            peer.lost_link_at = now + self.settings.lost_link_time
+            if isinstance(pdu, Information):
+                self._receive_information(pdu, now)
+            else:
+                self._flags_of_other(pdu, now)
+                self._receive_other(pdu, now)
+        else:
+            reason, detail = refused
+            self._drop(reason, detail)
+            if reason is DropReason.NOT_IN_SEND_ANY and pdu.src == peer.mac:
+                peer.lost_link_at = now + self.settings.lost_link_time
+                self._flags_of_other(pdu, now)  # its content waits for SEND_ANY; its flags do not
+        self._settle(now)
+
+    def handle_timer(self, *, now: float) -> None:
+        """Act on whatever is due at `now`: keep-alives, queued frames, lost link, loopback."""
+        lost_link_at = self._peer.lost_link_at
+        if lost_link_at is not None and now >= lost_link_at:
+            self._discover(now, "lost_link", restart=True)
+        deadline = self._loopback.deadline
+        if deadline is not None and now >= deadline:
+            self._loopback_input(Input.TIMEOUT, now)
+        self._settle(now)
+
+    def on_counters(self, sample: CounterSample, *, now: float) -> None:
+        """A sample of the NIC's cumulative error counters, for link monitoring."""
+        self.link_monitoring.on_counters(sample, now)
+        self._settle(now)
 
     def set_link(self, up: bool, *, now: float, speed_mbps: int | None = None, half_duplex: bool | None = None) -> None:
         """The port's link (carrier) went up or down; `speed_mbps` and `half_duplex` when known.
@@ -263,117 +304,76 @@ class OamPort:
             self._half_duplex = bool(half_duplex)
         if up != self._link_ok:
             self._link_ok = up
-            self.link_monitoring.link_changed(up)  # a link down/up clears every event
-            self._changed()
-            self._evaluate(now, "link_up" if up else "link_down")
+            self.link_monitoring.link_changed()  # a link down/up clears every event
+            self._discover(now, "link_up" if up else "link_down")
         elif duplex_changed:
-            self._changed()
-            self._evaluate(now, "half_duplex" if self._half_duplex else "full_duplex")
-        self._after_link_monitoring()
-        self._service(now)
+            self._discover(now, "half_duplex" if self._half_duplex else "full_duplex")
+        self._settle(now)
 
-    def on_counters(self, sample: CounterSample, *, now: float) -> None:
-        """A sample of the NIC's cumulative error counters, for link monitoring."""
-        self.link_monitoring.on_counters(sample, now)
-        if self.link_monitoring.outputs:  # only an event can change what we send
-            self._after_link_monitoring()
-            self._service(now)
+    def set_speed(self, speed_mbps: int | None, *, now: float) -> None:
+        """The link speed (for the symbol and frame-period windows), when it is learnt apart."""
+        self.link_monitoring.set_speed(speed_mbps)
+        self._settle(now)
 
     def clear_events(self, location: Location | None = None, *, now: float) -> None:
         """The clear command: end the active events of `location` (None: local and remote).
 
-        A remote flag event comes back with the next Information OAMPDU that still
-        carries the flag.
+        The Information flags local events set are cleared with them.  A remote flag
+        event comes back with the next OAMPDU that still carries the flag.
         """
         self.link_monitoring.clear(location, now)
         if location is not Location.LOCAL:
-            self._last_info = None  # process the peer's next Information in full
-        if location is not Location.REMOTE and self._local_flags:
-            self._local_flags = _NO_FLAGS  # the flags local events had set
-            self._changed()
-        self._after_link_monitoring()
-        self._service(now)
-
-    @property
-    def link_up(self) -> bool:
-        """The link status last given with `set_link`."""
-        return self._link_ok
-
-    @property
-    def half_duplex(self) -> bool:
-        """Whether `set_link` last said the link is half duplex."""
-        return self._half_duplex
-
-    @property
-    def out_of_service(self) -> bool:
-        """True while an active event holds the port out of service."""
-        return self.link_monitoring.out_of_service
-
-    def event_log(self) -> list[tuple[int, EventLogEntry]]:
-        """The occupied slots of the 12-slot event log, as (slot, entry)."""
-        return self.link_monitoring.log.entries()
+            self._peer.last_info = None  # process the peer's next Information in full
+        self._settle(now)
 
     def reconfigure(self, settings: PortSettings, *, now: float) -> None:
         """Apply new settings; a changed Local Information TLV gets a new revision."""
         restart = settings.mode is not self.settings.mode  # a new mode redoes Discovery
         self.settings = settings
         self.link_monitoring.reconfigure(settings.link_monitoring, now)
-        self._changed()
-        self._evaluate(now, "reconfigured", restart=restart)
-        self._after_link_monitoring()
-        self._service(now)
+        self._tx.set_interval(settings.transmit_interval)
+        self._discover(now, "reconfigured", restart=restart)
+        self._settle(now)
 
     def set_local_flags(self, flags: Flag, on: bool, *, now: float) -> None:
-        """Set or clear Link Fault, Dying Gasp or Critical Event in what we send."""
+        """Set or clear Link Fault, Dying Gasp or Critical Event in what we send.
+
+        Each flag set is a local event (never port-affecting) while it lasts.
+        """
         if flags & ~CRITICAL_FLAGS:
             raise LocalProtocolError(f"only link fault, dying gasp and critical event can be set, not {flags!r}")
-        self._local_flags = self._local_flags | flags if on else self._local_flags & ~flags
-        self.link_monitoring.on_local_flags(self._local_flags, now)
-        self._after_link_monitoring()
-        self._changed()
-        self._service(now)
+        current = self.link_monitoring.local_flags
+        self.link_monitoring.on_local_flags(current | flags if on else current & ~flags, now)
+        self._settle(now)
 
-    def receive(self, frame: bytes, *, now: float) -> None:
-        """A frame arrived on the port."""
-        try:
-            pdu = self._decoder.decode(frame)
-        except DecodeError as exc:
-            self._drop("not_oampdu" if exc.reason.not_oampdu else exc.reason.value, str(exc))
-            return
-        if pdu is self._last_info:  # the peer repeated itself (the steady state): nothing changes
-            self.stats.information_rx += 1
-            self._lost_link_at = now + self._lost_link_time
-            return
-        if pdu.src == self.mac:
-            self._drop("loop", "our own OAMPDU came back")
-        elif not self.settings.enabled:
-            self._drop("disabled")
-        elif self._half_duplex:
-            self._drop("half_duplex")
-        elif not self._link_ok:
-            self._drop("link_down")
-        elif self.peer_mac is not None and pdu.src != self.peer_mac:
-            self._drop("second_peer", f"{pdu.src} while the peer is {self.peer_mac}")
-        elif isinstance(pdu, Information):
-            self.peer_mac = pdu.src  # the first Information heard after FAULT names the peer
-            self._lost_link_at = now + self._lost_link_time
-            self._receive_information(pdu, now)
-        elif self.peer_mac is None or self.local_pdu is not LocalPdu.ANY:
-            if self.peer_mac is not None:
-                self._lost_link_at = now + self._lost_link_time
-            self._drop("not_in_send_any", f"code {pdu.code:#04x} in {self.state.value}")
-        else:
-            self._lost_link_at = now + self._lost_link_time
-            self._receive_other(pdu, now)
-        self._service(now)
+    def send_dying_gasp(self, *, now: float) -> bool:
+        """Set Dying Gasp in what we send, if this port sends at all (the daemon stopping).
 
-    def handle_timer(self, *, now: float) -> None:
-        """Act on whatever is due at `now`: keep-alives, queued frames, lost link, loopback."""
-        if self._lost_link_at is not None and now >= self._lost_link_at:
-            self._evaluate(now, "lost_link", restart=True)
-        if self._loopback_deadline is not None and now >= self._loopback_deadline:
-            self._end_loopback("timeout")
-        self._service(now)
+        Returns whether it will be sent; a port that sends nothing (OAM disabled, link
+        down, passive and waiting) logs no Dying Gasp event either.
+        """
+        if not self.settings.enabled or self._half_duplex or self.local_pdu is LocalPdu.RX_INFO:
+            return False
+        self.set_local_flags(Flag.DYING_GASP, True, now=now)
+        return True
+
+    def restore(self, saved: object, *, now: float) -> list[str]:
+        """Put back link monitoring state saved by `saved_state` (a restart); returns what
+        could not be restored.  Raises ValueError, with the port unchanged, on data it
+        cannot use."""
+        problems = persist.restore(self.link_monitoring, saved)
+        self._settle(now)
+        return problems
+
+    def saved_state(self) -> dict[str, Any]:
+        """Link monitoring state as JSON-ready data, for `restore` after a restart."""
+        return persist.snapshot(self.link_monitoring)
+
+    def clear_statistics(self) -> None:
+        """Start the RFC 4878 counters, the drop and the quirk counters again from zero."""
+        self.stats = self._tx.stats = OamStatistics()
+        self.drops = {}
+        self.quirks = {}
 
     # -- operator requests -------------------------------------------------------------
 
@@ -382,251 +382,258 @@ class OamPort:
     ) -> int | None:
         """Send one Event Notification as a burst of `burst` copies (same sequence number).
 
-        Returns its sequence number, or None when it cannot be sent: outside SEND_ANY or
-        to a peer that did not advertise Link Events.
+        Returns its sequence number, or None when it cannot be sent: outside SEND_ANY,
+        to a peer that did not advertise Link Events, or with the queue full.
         """
-        if self.state is not S.SEND_ANY or self._peer_tlv is None:
-            return None
-        if not self._peer_tlv.oam_config & OamConfig.LINK_EVENTS:
-            return None
-        # a duplicate must not follow a newer notification: drop pending older copies
-        self._queue = deque(q for q in self._queue if q.counter != "duplicate_event_notification_tx")
-        sequence = self._tx_sequence
-        pdu = EventNotification(self.mac, 0, sequence, tlvs)
-        try:
-            if not self._enqueue(pdu, "unique_event_notification_tx"):
-                return None
-        except LocalProtocolError:
-            return None
-        self._tx_sequence = (sequence + 1) & 0xFFFF
-        for _ in range(burst - 1):
-            self._enqueue(pdu, "duplicate_event_notification_tx")
-        self._service(now)
+        sequence = self._send_notification(tlvs, burst)
+        self._settle(now)
         return sequence
 
     def request_variables(self, descriptors: tuple[VariableDescriptor, ...], *, now: float) -> None:
         """Send a Variable Request; the answer arrives as `VariablesReceived`."""
         self._require_send_any_active("variable request")
-        if self.peer is None or not self.peer.functions & OamConfig.VARIABLE_RETRIEVAL:
+        if not self._peer.advertises(OamConfig.VARIABLE_RETRIEVAL):
             raise LocalProtocolError("the peer does not advertise variable retrieval")
-        self._enqueue(VariableRequest(self.mac, 0, descriptors), "variable_request_tx")
-        self._service(now)
+        self._enqueue(VariableRequest(self.mac, 0, descriptors))
+        self._settle(now)
 
     def send_org_specific(self, oui: int, value: bytes, *, now: float) -> None:
         """Send an Organization Specific OAMPDU (SEND_ANY only)."""
         if self.state is not S.SEND_ANY:
             raise LocalProtocolError(f"organization specific OAMPDUs need SEND_ANY, not {self.state.value}")
-        self._enqueue(OrgSpecificPdu(self.mac, 0, oui, value), "org_specific_tx")
-        self._service(now)
+        self._enqueue(OrgSpecificPdu(self.mac, 0, oui, value))
+        self._settle(now)
 
     def start_loopback(self, *, now: float) -> None:
         """Ask the peer to loop our frames back (57.2.11); confirmed by its Information."""
         self._require_send_any_active("remote loopback")
-        if self.peer is None or not self.peer.functions & OamConfig.REMOTE_LOOPBACK:
+        if not self._peer.advertises(OamConfig.REMOTE_LOOPBACK):
             raise LocalProtocolError("the peer does not advertise remote loopback")
-        if self.loopback is not LoopbackStatus.NO_LOOPBACK:
+        if not self._loopback.allows(Input.START):
             raise LocalProtocolError(f"loopback is {self.loopback.name.lower()}")
-        self._set_loopback(LoopbackStatus.INITIATING_LOOPBACK, ParserAction.DISCARD, MuxAction.DISCARD, "start")
-        self._loopback_deadline = now + self.settings.loopback_timeout
-        self._enqueue(LoopbackControl(self.mac, 0, LoopbackCommand.ENABLE), "loopback_control_tx")
-        self._service(now)
+        self._loopback_input(Input.START, now)
+        self._enqueue(LoopbackControl(self.mac, 0, LoopbackCommand.ENABLE))
+        self._settle(now)
 
     def stop_loopback(self, *, now: float) -> None:
         """Ask the peer to stop looping our frames."""
-        if self.loopback not in (LoopbackStatus.INITIATING_LOOPBACK, LoopbackStatus.REMOTE_LOOPBACK):
+        if not self._loopback.allows(Input.STOP):
             raise LocalProtocolError(f"no loopback of ours to stop ({self.loopback.name.lower()})")
-        self._set_loopback(LoopbackStatus.TERMINATING_LOOPBACK, ParserAction.DISCARD, MuxAction.DISCARD, "stop")
-        self._loopback_deadline = now + self.settings.loopback_timeout
-        self._enqueue(LoopbackControl(self.mac, 0, LoopbackCommand.DISABLE), "loopback_control_tx")
-        self._service(now)
+        self._loopback_input(Input.STOP, now)
+        self._enqueue(LoopbackControl(self.mac, 0, LoopbackCommand.DISABLE))
+        self._settle(now)
 
-    def clear_statistics(self) -> None:
-        """Start the RFC 4878 counters and the drop counters again from zero."""
-        self.stats = OamStatistics()
-        self.drops = {}
+    # -- the epilogue ------------------------------------------------------------------
+
+    def _settle(self, now: float) -> None:
+        """Run at the end of every input: see the module's comment."""
+        monitoring = self.link_monitoring
+        if monitoring.outputs:
+            self._outputs += monitoring.outputs
+            monitoring.outputs = []
+        active = monitoring.active
+        if active.out_of_service is not self._reported_out_of_service:
+            self._reported_out_of_service = active.out_of_service
+            self._outputs.append(PortServiceChanged(active.out_of_service, active.holders()))
+        if monitoring.intents:
+            intents, monitoring.intents = monitoring.intents, []
+            for intent in intents:
+                self._send_notification(intent.tlvs, intent.burst)
+        # the Information is a function of these: remade only when one of them changed
+        peer = self._peer
+        inputs = (
+            active.info_flags, self._link_ok, self.state, peer.verdict, peer.flags, peer.local_tlv,
+            self.settings, self._loopback.status,
+        )  # fmt: skip
+        if inputs != self._information_inputs:
+            self._information_inputs = inputs
+            self._tx.set_information(self._information_content(), now)
+        sent = self._tx.service(now, self.local_pdu, self.local_flags)
+        if sent:
+            self._outputs += sent
+
+    def _information_content(self) -> InformationContent:
+        return InformationContent(
+            flags=self.local_flags,
+            link_fault_only=self.local_pdu is LocalPdu.LF_INFO,
+            local=self._current_local_tlv(),
+            peer=self._peer.local_tlv,
+            org_specific=self.settings.org_specific_tlv,
+            limit=self._pdu_limit(),
+        )
 
     # -- receiving ---------------------------------------------------------------------
 
-    def _drop(self, reason: str, detail: str = "") -> None:
-        self.drops[reason] = self.drops.get(reason, 0) + 1
+    def _refusal(self, pdu: Oampdu) -> tuple[DropReason, str] | None:
+        """Why `pdu` is not acted on (None: it is), in the order the filters apply."""
+        peer_mac = self._peer.mac
+        if pdu.src == self.mac:
+            return DropReason.LOOP, "our own OAMPDU came back"
+        if not self.settings.enabled:
+            return DropReason.DISABLED, ""
+        if self._half_duplex:
+            return DropReason.HALF_DUPLEX, ""
+        if not self._link_ok:
+            return DropReason.LINK_DOWN, ""
+        if peer_mac is not None and pdu.src != peer_mac:
+            return DropReason.SECOND_PEER, f"{pdu.src} while the peer is {peer_mac}"
+        if not isinstance(pdu, Information) and (peer_mac is None or self.local_pdu is not LocalPdu.ANY):
+            return DropReason.NOT_IN_SEND_ANY, f"code {pdu.code:#04x} in {self.state.value}"
+        return None
+
+    def _drop(self, reason: DropReason | DecodeReason, detail: str = "") -> None:
+        self.drops[reason.value] = self.drops.get(reason.value, 0) + 1
         self._outputs.append(FrameDropped(reason, detail))
 
     def _receive_information(self, pdu: Information, now: float) -> None:
-        self.stats.information_rx += 1
-        self._last_info = pdu
-        self._changed()
-        old_critical = self.peer_flags & CRITICAL_FLAGS
-        self.peer_flags = pdu.flags
+        self.stats.received(Code.INFORMATION)
+        peer = self._peer
+        peer.mac = pdu.src  # the first Information heard after FAULT names the peer
+        peer.last_info = pdu
         local = pdu.local
         if local is not None:
-            self._peer_remote_tlv = pdu.remote
-            if local != self._peer_tlv:
-                self._peer_tlv = local
-                self._verdict = self._satisfied_with(local)
-                self._outputs.append(PeerChanged(self.peer))
-        critical = pdu.flags & CRITICAL_FLAGS
+            peer.remote_tlv = pdu.remote
+            if local != peer.local_tlv:
+                peer.local_tlv = local
+                peer.verdict = satisfied_with(local, self.settings)
+                self._outputs.append(PeerChanged(peer.info()))
+        self._peer_flags(pdu.flags, now)
+        if local is not None:  # the peer's State field says whether it loops our frames
+            looping = local.parser_action == ParserAction.LOOPBACK
+            self._loopback_input(Input.PEER_LOOPING if looping else Input.PEER_FORWARDING, now)
+        self._discover(now, "peer")
+
+    def _peer_flags(self, flags: Flag, now: float) -> bool:
+        """The Flags field of an OAMPDU from the bound peer (57.4.2.1); True when it changed."""
+        peer = self._peer
+        old, peer.flags = peer.flags, flags
+        critical, old_critical = flags & CRITICAL_FLAGS, old & CRITICAL_FLAGS
         if critical != old_critical:
             self._outputs.append(PeerFlagsChanged(critical, critical & ~old_critical, old_critical & ~critical))
         self.link_monitoring.on_peer_flags(critical, now)
-        self._after_link_monitoring()
-        self._follow_peer_loopback_state(local)
-        self._evaluate(now, "peer")
+        return flags != old
+
+    def _flags_of_other(self, pdu: Oampdu, now: float) -> None:
+        """The flags of an OAMPDU other than Information: Discovery reads them too."""
+        if self._peer_flags(pdu.flags, now):
+            self._discover(now, "peer")
 
     def _receive_other(self, pdu: Oampdu, now: float) -> None:
+        peer = self._peer
         if isinstance(pdu, EventNotification):
-            if pdu.sequence == self._last_rx_sequence:
-                self.stats.duplicate_event_notification_rx += 1
+            duplicate, reused = peer.notification_kind(pdu)
+            self.stats.received(Code.EVENT_NOTIFICATION, duplicate)
+            if duplicate:
                 return
-            self.stats.unique_event_notification_rx += 1
-            self._last_rx_sequence = pdu.sequence
-            if self._peer_tlv is not None and self._peer_tlv.oam_config & OamConfig.LINK_EVENTS:
+            if reused:
+                quirk = PeerQuirk.SEQUENCE_REUSED
+                self.quirks[quirk.value] = self.quirks.get(quirk.value, 0) + 1
+                self._outputs.append(QuirkSeen(quirk, f"sequence {pdu.sequence} again, with other TLVs: a new event"))
+            if peer.advertises(OamConfig.LINK_EVENTS):
                 self._outputs.append(LinkEventsReceived(pdu.sequence, pdu.tlvs))
                 self.link_monitoring.on_link_events(pdu.tlvs, now)
-                self._after_link_monitoring()
             else:
-                self._drop("events_not_advertised", f"sequence {pdu.sequence}")
-        elif isinstance(pdu, VariableRequest):
-            self.stats.variable_request_rx += 1
-            if not self._peer_is_active():
-                self._drop("not_permitted", "variable request from a passive peer")
+                self._drop(DropReason.EVENTS_NOT_ADVERTISED, f"sequence {pdu.sequence}")
+            return
+        self.stats.received(pdu.code)
+        if isinstance(pdu, VariableRequest):
+            if not peer.active:
+                self._drop(DropReason.NOT_PERMITTED, "variable request from a passive peer")
             elif self.settings.variable_retrieval:
                 self._answer_variables(pdu)
             else:
-                self._drop("variable_retrieval_disabled", "variable request not answered")
+                self._drop(DropReason.VARIABLE_RETRIEVAL_DISABLED, "variable request not answered")
         elif isinstance(pdu, VariableResponse):
-            self.stats.variable_response_rx += 1
             self._outputs.append(VariablesReceived(pdu.containers))
         elif isinstance(pdu, LoopbackControl):
-            self.stats.loopback_control_rx += 1
             self._receive_loopback_control(pdu, now)
         elif isinstance(pdu, OrgSpecificPdu):
-            self.stats.org_specific_rx += 1
             self._outputs.append(OrgSpecificReceived(pdu))
-        elif isinstance(pdu, UnsupportedPdu):
-            self.stats.unsupported_codes_rx += 1
 
-    def _satisfied_with(self, tlv: InfoTlv) -> bool:
-        """local_satisfied: our policy over the peer's Local Information TLV."""
-        policy = self.settings.peer_policy
-        peer_active = bool(tlv.oam_config & OamConfig.ACTIVE)
-        return (
-            tlv.oam_version in policy.versions
-            and tlv.oam_config & policy.required_functions == policy.required_functions
-            and (policy.required_mode is None or peer_active == (policy.required_mode is OamMode.ACTIVE))
-            and (peer_active or self.settings.mode is OamMode.ACTIVE)
-            and tlv.max_pdu_size >= MIN_OAMPDU_SIZE
+    def _answer_variables(self, request: VariableRequest) -> None:
+        readings = variables.Readings(
+            enabled=self.settings.enabled,
+            state=self.state,
+            local_tlv=self._current_local_tlv(),
+            local_flags=int(self.local_flags),
+            peer=self.peer,
+            peer_flags=int(self._peer.flags),
+            stats=self.stats,
+            mac_attributes=dict(self._mac_attributes),
         )
+        room = self._pdu_limit() - FCS_LENGTH - HEADER_LENGTH - 1  # one octet for the End branch
+        containers = variables.answer_within(readings, request.descriptors, room)
+        self._enqueue(VariableResponse(self.mac, 0, tuple(containers)))
+
+    def _receive_loopback_control(self, pdu: LoopbackControl, now: float) -> None:
+        if not self._peer.active:
+            self._drop(DropReason.NOT_PERMITTED, "loopback control from a passive peer")
+        elif not self.settings.loopback_process:
+            self._drop(DropReason.LOOPBACK_IGNORED, f"command {pdu.loopback_command}")
+        elif pdu.loopback_command == LoopbackCommand.ENABLE:
+            higher = _mac_int(pdu.src) > _mac_int(self.mac)
+            if self._loopback_input(Input.PEER_ENABLE, now, LoopbackConditions(peer_mac_higher=higher)) is None and (
+                self.loopback is LoopbackStatus.INITIATING_LOOPBACK
+            ):
+                self._drop(DropReason.LOOPBACK_COLLISION, "the peer's MAC is higher: its command is ignored")
+        elif pdu.loopback_command == LoopbackCommand.DISABLE:
+            self._loopback_input(Input.PEER_DISABLE, now)
+        else:
+            self._drop(DropReason.BAD_LOOPBACK_COMMAND, f"command {pdu.loopback_command}")
+
+    def _loopback_input(
+        self, event: Input, now: float, conditions: LoopbackConditions = _ANY_MAC
+    ) -> LoopbackStatus | None:
+        """Move loopback; returns the new status when it changed."""
+        change = self._loopback.handle(event, now=now, timeout=self.settings.loopback_timeout, conditions=conditions)
+        if change is None:
+            return None
+        self._outputs.append(change)
+        return change.status
+
+    # -- discovery ---------------------------------------------------------------------
 
     def _satisfied(self) -> bool:
         """local_satisfied: the verdict on the peer's TLV; without link monitoring (an
         "unsupportive" node, as the link-monitoring reference calls it) also no failure
         flagged by the peer, so Discovery leaves SEND_ANY while the peer reports one."""
-        if not self._verdict:
+        if not self._peer.verdict:
             return False
-        return self.settings.link_monitoring.enabled or not self.peer_flags & CRITICAL_FLAGS
+        return self.settings.link_monitoring.enabled or not self._peer.flags & CRITICAL_FLAGS
 
-    def _peer_is_active(self) -> bool:
-        return self._peer_tlv is not None and bool(self._peer_tlv.oam_config & OamConfig.ACTIVE)
-
-    def _answer_variables(self, request: VariableRequest) -> None:
-        room = self._pdu_limit() - FCS_LENGTH - HEADER_LENGTH - 1  # one octet for the End branch
-        containers = variables.answer_within(self, request.descriptors, room)
-        self._enqueue(VariableResponse(self.mac, 0, tuple(containers)), "variable_response_tx")
-
-    # -- loopback (57.2.11) ------------------------------------------------------------
-
-    def _receive_loopback_control(self, pdu: LoopbackControl, now: float) -> None:
-        if not self._peer_is_active():
-            self._drop("not_permitted", "loopback control from a passive peer")
-        elif not self.settings.loopback_process:
-            self._drop("loopback_ignored", f"command {pdu.loopback_command}")
-        elif pdu.loopback_command == LoopbackCommand.ENABLE:
-            # both sides asked at once: the higher MAC obeys, the lower one ignores
-            if self.loopback is LoopbackStatus.INITIATING_LOOPBACK and _mac_int(self.mac) < _mac_int(pdu.src):
-                self._drop("loopback_collision", "the peer's MAC is higher: its command is ignored")
-                return
-            self._loopback_deadline = None
-            self._set_loopback(LoopbackStatus.LOCAL_LOOPBACK, ParserAction.LOOPBACK, MuxAction.DISCARD, "peer")
-        elif pdu.loopback_command == LoopbackCommand.DISABLE:
-            if self.loopback is LoopbackStatus.LOCAL_LOOPBACK:
-                self._set_loopback(LoopbackStatus.NO_LOOPBACK, ParserAction.FORWARD, MuxAction.FORWARD, "peer")
-        else:
-            self._drop("bad_loopback_command", f"command {pdu.loopback_command}")
-
-    def _follow_peer_loopback_state(self, tlv: InfoTlv | None) -> None:
-        """The initiator learns from the peer's State field that it loops, or stopped."""
-        if tlv is None:
-            return
-        looping = tlv.parser_action == ParserAction.LOOPBACK
-        if self.loopback is LoopbackStatus.INITIATING_LOOPBACK and looping:
-            self._loopback_deadline = None
-            self._set_loopback(LoopbackStatus.REMOTE_LOOPBACK, ParserAction.DISCARD, MuxAction.FORWARD, "peer")
-        elif self.loopback in (LoopbackStatus.TERMINATING_LOOPBACK, LoopbackStatus.REMOTE_LOOPBACK) and not looping:
-            self._end_loopback("peer")  # asked to stop, or the peer stopped by itself
-
-    def _end_loopback(self, cause: str) -> None:
-        self._loopback_deadline = None
-        if self.loopback is not LoopbackStatus.NO_LOOPBACK:
-            self._set_loopback(LoopbackStatus.NO_LOOPBACK, ParserAction.FORWARD, MuxAction.FORWARD, cause)
-
-    def _set_loopback(self, status: LoopbackStatus, parser: ParserAction, mux: MuxAction, cause: str) -> None:
-        self.loopback, self._parser, self._mux = status, parser, mux
-        self._changed()
-        self._outputs.append(LoopbackChanged(status, parser, mux, cause))
-
-    # -- discovery ---------------------------------------------------------------------
-
-    def _evaluate(self, now: float, cause: str, *, restart: bool = False) -> None:
+    def _discover(self, now: float, cause: str, *, restart: bool = False) -> None:
         """Run Discovery to a fixed point; `restart` forces FAULT first (lost link, new mode)."""
-        peer_remote = self._peer_remote_tlv
-        self._remote_stable = (
-            self.peer_flags & (Flag.LOCAL_STABLE | Flag.LOCAL_EVALUATING) == Flag.LOCAL_STABLE
-            and peer_remote is not None
-            and peer_remote.same_configuration(self._current_local_tlv())
-        )
+        peer = self._peer
         conditions = Conditions(
             begin=not self.settings.enabled or self._half_duplex,
             link_ok=self._link_ok,
             lost_link=restart,
             active=self.settings.mode is OamMode.ACTIVE,
-            remote_state_valid=self._peer_tlv is not None,
+            remote_state_valid=peer.local_tlv is not None,
             local_satisfied=self._satisfied(),
-            remote_stable=self._remote_stable,
+            remote_stable=self.remote_stable,
         )
         for state in step(self.state, conditions):
             if state is S.FAULT:
                 self._enter_fault(now)
-            self._set_state(state, now, cause)
-
-    def _set_state(self, state: DiscoveryState, now: float, cause: str) -> None:
-        old, self.state = self.state, state
-        if old is S.SEND_ANY:
-            self._end_loopback("discovery")  # loopback lives in SEND_ANY only
-        self._changed()
-        self._outputs.append(DiscoveryChanged(old, state, self.oper_status, cause))
-        self._info_due = now
+            old, self.state = self.state, state
+            if old is S.SEND_ANY:
+                self._loopback_input(Input.LEFT_SEND_ANY, now)  # loopback lives in SEND_ANY only
+            self._outputs.append(DiscoveryChanged(old, state, self.oper_status, cause))
+            self._tx.information_due_now(now)
 
     def _enter_fault(self, now: float) -> None:
-        """FAULT's entry actions: forget the peer, end loopback, reset sequence bookkeeping."""
-        had_peer = self._peer_tlv is not None
-        critical = self.peer_flags & CRITICAL_FLAGS
-        self.peer_mac = None
-        self.peer_flags = _NO_FLAGS
-        self._peer_tlv = self._peer_remote_tlv = self._last_info = None
-        self._verdict = None
-        self._remote_stable = False
-        self._lost_link_at = None
-        self._last_rx_sequence = None
-        self._end_loopback("fault")
+        """FAULT's entry actions: forget the peer, end loopback, lose what waits to be sent."""
+        old = self._peer
+        self._peer = PeerKnowledge()
+        self._loopback_input(Input.FAULT, now)
+        critical = old.flags & CRITICAL_FLAGS
         if critical:
             self._outputs.append(PeerFlagsChanged(_NO_FLAGS, _NO_FLAGS, critical))
             self.link_monitoring.on_peer_flags(_NO_FLAGS, now)
-            self._after_link_monitoring()
-        if had_peer:
+        if old.local_tlv is not None:
             self._outputs.append(PeerChanged(None))
-        lost = [q for q in self._queue if not isinstance(q.pdu, Information)]
-        self.stats.frames_lost_due_to_oam += len(lost)
-        self._queue.clear()
+        self._tx.discard()
 
     def _require_send_any_active(self, what: str) -> None:
         if self.settings.mode is not OamMode.ACTIVE:
@@ -634,30 +641,16 @@ class OamPort:
         if self.state is not S.SEND_ANY:
             raise LocalProtocolError(f"{what} needs SEND_ANY, not {self.state.value}")
 
-    # -- transmitting ------------------------------------------------------------------
-
-    def _after_link_monitoring(self) -> None:
-        """Pass on what link monitoring produced; its flags may change what we send."""
-        if self.link_monitoring.outputs:
-            self._outputs += self.link_monitoring.outputs
-            self.link_monitoring.outputs = []
-            self._changed()
-
-    def _changed(self) -> None:
-        """An input of ``local_pdu`` or of the Information OAMPDU may have changed."""
-        self._info_stale = True
-        self.local_pdu = local_pdu(self.state, self._link_ok, self.settings.unidirectional)
-        self._lost_link_time = self.settings.lost_link_time
-        self._interval = self.settings.transmit_interval
-        self._budget.reserve_for(self._interval)
+    # -- what we send ------------------------------------------------------------------
 
     def _build_local_tlv(self, revision: int) -> InfoTlv:
         s = self.settings
+        parser, mux = self._loopback.actions
         return InfoTlv(
             type=InfoTlvType.LOCAL,
             revision=revision,
-            mux_action=self._mux,
-            parser_action=self._parser,
+            mux_action=mux,
+            parser_action=parser,
             oam_config=s.oam_config,
             max_pdu_size=s.max_pdu_size,
             oui=s.oui,
@@ -666,7 +659,7 @@ class OamPort:
 
     def _current_local_tlv(self) -> InfoTlv:
         """The Local Information TLV; its revision grows whenever its content changes."""
-        inputs = (self.settings, self._parser, self._mux)
+        inputs = (self.settings, self._loopback.status)
         if inputs != self._local_inputs:
             self._local_inputs = inputs
             candidate = self._build_local_tlv(self.local_tlv.revision)
@@ -676,92 +669,29 @@ class OamPort:
 
     def _pdu_limit(self) -> int:
         """The largest OAMPDU we may send: the smaller of ours and the peer's."""
-        peer = self._peer_tlv.max_pdu_size if self._peer_tlv is not None else MIN_OAMPDU_SIZE
+        tlv = self._peer.local_tlv
+        peer = tlv.max_pdu_size if tlv is not None else MIN_OAMPDU_SIZE
         return max(MIN_OAMPDU_SIZE, min(self.settings.max_pdu_size, peer))
 
-    def _enqueue(self, pdu: Oampdu, counter: str) -> bool:
-        """Queue an OAMPDU for the budget; False (counted) when the queue is full.
+    def _enqueue(self, pdu: Oampdu, duplicate: bool = False) -> bool:
+        return self._tx.enqueue(pdu, self._pdu_limit(), self.settings.tx_queue_limit, duplicate)
 
-        It is encoded once here, so a PDU too large for the peer is refused at the call
-        (LocalProtocolError), never later in the event loop.
-        """
+    def _send_notification(self, tlvs: tuple[LinkEventTlv | OrgSpecificTlv, ...], burst: int) -> int | None:
+        """Queue an Event Notification and `burst` - 1 copies; its sequence number, or None."""
+        if self.state is not S.SEND_ANY or not self._peer.advertises(OamConfig.LINK_EVENTS):
+            return None
+        self._tx.drop_duplicates()  # a copy must not follow a newer notification
+        sequence = self._tx_sequence
+        pdu = EventNotification(self.mac, 0, sequence, tlvs)
         try:
-            encode(pdu, self._pdu_limit())
-        except EncodeError as exc:
-            raise LocalProtocolError(f"cannot send {type(pdu).__name__}: {exc}") from exc
-        if len(self._queue) >= self.settings.tx_queue_limit:
-            self.stats.frames_lost_due_to_oam += 1
-            return False
-        self._queue.append(_Queued(pdu, counter))
-        return True
-
-    def _information_output(self, now: float) -> Transmit:
-        """The Information OAMPDU to send now, rebuilt only when its content changed."""
-        if not self._info_stale and self._info_output is not None:
-            return self._info_output
-        self._info_stale = False
-        flags = self.local_flags
-        lf_info = self.local_pdu is LocalPdu.LF_INFO
-        local = self._current_local_tlv()
-        key = (flags, lf_info, local, self._peer_tlv, self.settings.org_specific_tlv)
-        if key != self._info_key or self._info_output is None:
-            tlvs: list[Any] = []
-            if not lf_info:
-                tlvs.append(local)
-                if self._peer_tlv is not None:
-                    tlvs.append(attrs.evolve(self._peer_tlv, type=InfoTlvType.REMOTE))
-                if self.settings.org_specific_tlv is not None:
-                    tlvs.append(OrgSpecificTlv(*self.settings.org_specific_tlv))
-            frame = encode(Information(self.mac, flags, tuple(tlvs)), self._pdu_limit())
-            self._info_key, self._info_output = key, Transmit(frame, Code.INFORMATION)
-            self._info_due = now  # something we tell the peer changed: tell it at once,
-            self._info_urgent = True  # before anything that waits
-        return self._info_output
-
-    def _service(self, now: float) -> None:
-        """Send what is due and what the budget allows; Information first."""
-        mode = self.local_pdu
-        if mode is LocalPdu.RX_INFO:
-            self._info_due = now
-            return
-        if self._info_due > now and not (self._queue and mode is LocalPdu.ANY) and not self._info_stale:
-            return  # nothing due (the steady state between keep-alives)
-        info = self._info_output
-        if self._info_stale or info is None:
-            info = self._information_output(now)
-        budget = self._budget
-        while True:
-            info_due = self._info_due <= now
-            queued = bool(self._queue) and mode is LocalPdu.ANY
-            if not (info_due or queued) or not budget.available(now):
-                break
-            waiting = queued and budget.available(now, information=False)
-            # a changed Information goes first; a keep-alive never passes a waiting OAMPDU twice
-            if info_due and (self._info_urgent or not (waiting and self._last_sent_info)):
-                budget.spend(now)
-                self._outputs.append(info)
-                self.stats.information_tx += 1
-                self._info_due = now + self._interval
-                self._last_sent_info = True
-                self._info_urgent = False
-            elif waiting:
-                self._send_queued(now)
-                self._last_sent_info = False
-            else:
-                break
-
-    def _send_queued(self, now: float) -> None:
-        queued = self._queue.popleft()
-        pdu = attrs.evolve(queued.pdu, flags=self.local_flags)
-        try:
-            frame = encode(pdu, self._pdu_limit())
-        except EncodeError as exc:  # the peer's limit shrank since it was queued
-            self.stats.frames_lost_due_to_oam += 1
-            self._outputs.append(FrameDropped("too_large_for_peer", str(exc)))
-            return
-        self._budget.spend(now, information=False)
-        self._outputs.append(Transmit(frame, pdu.code))
-        setattr(self.stats, queued.counter, getattr(self.stats, queued.counter) + 1)
+            if not self._enqueue(pdu):
+                return None
+        except LocalProtocolError:
+            return None
+        self._tx_sequence = (sequence + 1) & 0xFFFF
+        for _ in range(burst - 1):
+            self._enqueue(pdu, duplicate=True)
+        return sequence
 
 
 _OPER_STATUS = {

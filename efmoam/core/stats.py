@@ -1,8 +1,22 @@
-"""The 17 counters of RFC 4878 dot3OamStatsTable, kept across state changes."""
+"""The 17 counters of RFC 4878 dot3OamStatsTable, kept across state changes.
+
+OAMPDU code and direction name a counter (`sent`, `received`); `COUNTER_OF` is the one
+table from (code, direction, duplicate) to the counter.  A code the table does not
+name is an unsupported code.
+"""
 
 from __future__ import annotations
 
+import enum
+
 import attrs
+
+from pdu.enums import Code
+
+
+class Direction(enum.Enum):
+    TX = "tx"
+    RX = "rx"
 
 
 @attrs.define
@@ -32,9 +46,37 @@ class OamStatistics:
     unsupported_codes_rx: int = 0
     frames_lost_due_to_oam: int = 0
 
+    def sent(self, code: int, duplicate: bool = False) -> None:
+        """Count an OAMPDU sent (`duplicate`: an Event Notification repeating the last one)."""
+        name = COUNTER_OF.get((code, Direction.TX, duplicate), "unsupported_codes_tx")
+        setattr(self, name, getattr(self, name) + 1)
+
+    def received(self, code: int, duplicate: bool = False) -> None:
+        """Count an OAMPDU accepted from the peer."""
+        name = COUNTER_OF.get((code, Direction.RX, duplicate), "unsupported_codes_rx")
+        setattr(self, name, getattr(self, name) + 1)
+
     def as_rfc4878(self) -> dict[str, int]:
         """The counters under their RFC 4878 object names (dot3OamInformationTx, ...)."""
         return {RFC4878_NAMES[name]: value for name, value in attrs.asdict(self).items()}
+
+
+_PER_CODE = {
+    Code.INFORMATION: ("information",),
+    Code.EVENT_NOTIFICATION: ("unique_event_notification", "duplicate_event_notification"),
+    Code.LOOPBACK_CONTROL: ("loopback_control",),
+    Code.VARIABLE_REQUEST: ("variable_request",),
+    Code.VARIABLE_RESPONSE: ("variable_response",),
+    Code.ORGANIZATION_SPECIFIC: ("org_specific",),
+}
+#: (code, direction, duplicate) -> the counter
+COUNTER_OF: dict[tuple[int, Direction, bool], str] = {
+    (int(code), direction, duplicate): f"{stem}_{direction.value}"
+    for code, stems in _PER_CODE.items()
+    for duplicate, stem in zip((False, True), stems, strict=False)
+    for direction in Direction
+}
+assert set(COUNTER_OF.values()) <= {a.name for a in attrs.fields(OamStatistics)}
 
 
 def _rfc_name(field: str) -> str:

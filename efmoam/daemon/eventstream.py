@@ -4,12 +4,15 @@ For log shippers (Vector, Fluent Bit, a Kafka producer): the sink is stderr or a
 appended to and reopened on SIGHUP so that logrotate can move it away.  Under systemd
 (``$JOURNAL_STREAM`` set and the journal's socket present) the stderr sink writes to the
 journal natively instead: one entry per record, ``MESSAGE`` the JSON line and one
-``EFMOAM_<KEY>`` field per top-level value (``journalctl EFMOAM_PORT=eth0``).  A write that fails is reported once per
-distinct error through `on_error` and the record is lost; the daemon keeps running.
+``EFMOAM_<KEY>`` field per scalar value, nested objects flattened (``EFMOAM_EVENT_TYPE``;
+``journalctl EFMOAM_PORT=eth0``).  A write that fails is reported once per distinct
+error through `on_error` and the record is lost; the daemon keeps running.
 
-Schema 1, two kinds of record (the README, "Running a fleet", documents each key):
+Schema 2, two kinds of record (the README, "Running a fleet", documents each key):
 
-* ``{"kind": "event", ...}``: an event-log entry was written (raised or cleared);
+* ``{"kind": "event", ..., "event": {...}}``: an event-log entry was written (raised or
+  cleared); ``event`` is the entry's one dict view (`EventLogEntry.view`), as in ``show
+  port`` JSON and the saved state;
 * ``{"kind": "port_action", ...}``: the daemon took a port out of service or returned
   it, or tried to and failed.
 """
@@ -25,11 +28,9 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from efmoam.config.model import EventSink, EventStreamConfig
-from efmoam.core.linkmon.eventlog import NOT_A_THRESHOLD
 from efmoam.core.outputs import EventLogged
-from efmoam.daemon.views import EVENT_LOG_TYPE_NAMES
 
-SCHEMA = 1
+SCHEMA = 2
 JOURNAL_SOCKET = "/run/systemd/journal/socket"
 _FIELD_NAME = re.compile(r"[A-Z0-9_]+")
 
@@ -37,15 +38,19 @@ _FIELD_NAME = re.compile(r"[A-Z0-9_]+")
 def journal_entry(record: dict[str, Any], line: str) -> bytes:
     """A record in the journal's native protocol (KEY=value lines; JSON has no newline)."""
     fields = {"MESSAGE": line, "SYSLOG_IDENTIFIER": "efmoam", "PRIORITY": "5"}
-    for key, value in record.items():
-        name = f"EFMOAM_{key.upper()}"
-        if isinstance(value, str | int | float | bool) and _FIELD_NAME.fullmatch(name) and "\n" not in str(value):
-            fields[name] = str(value)
+    for key, value in _flattened(record, "EFMOAM"):
+        if isinstance(value, str | int | float | bool) and _FIELD_NAME.fullmatch(key) and "\n" not in str(value):
+            fields[key] = str(value)
     return "".join(f"{name}={value}\n" for name, value in fields.items()).encode()
 
 
-def _number(value: int) -> int | None:
-    return None if value == NOT_A_THRESHOLD else value
+def _flattened(record: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
+    """(PREFIX_KEY, value) for every value, the keys of nested objects joined with ``_``."""
+    items: list[tuple[str, Any]] = []
+    for key, value in record.items():
+        name = f"{prefix}_{key.upper()}"
+        items += _flattened(value, name) if isinstance(value, dict) else [(name, value)]
+    return items
 
 
 class EventStream:
@@ -142,31 +147,15 @@ class EventStream:
         """An event-log entry was written; `action` is what it does to the port."""
         if not self.enabled:
             return
-        entry = logged.entry
-        wall = entry.wall_time if entry.wall_time is not None else entry.time + wall_clock_offset
         self.write(
             {
                 "schema": SCHEMA,
                 "kind": "event",
                 "port": port,
-                "slot": logged.slot,
-                "index": entry.index,
-                "location": entry.location.value,
-                "type": EVENT_LOG_TYPE_NAMES[entry.event_type],
-                "type_number": int(entry.event_type),
-                "severity": entry.severity.value,
-                "active": entry.active,
-                "window": _number(entry.window),
-                "threshold": _number(entry.threshold),
-                "errors": _number(entry.value),
-                "error_running_total": entry.running_total,
-                "event_running_total": entry.event_total,
-                "port_affecting": entry.port_affecting,
                 "action": action,
-                "event_monotonic": entry.time,
-                "event_time": wall,
                 "monotonic": now,
                 "time": now + wall_clock_offset,
+                "event": logged.entry.view(logged.slot),
             }
         )
 

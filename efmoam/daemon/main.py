@@ -22,6 +22,7 @@ import socket
 import sys
 import threading
 import time
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,19 +32,26 @@ import attrs
 from efmoam.config import Config, ConfigError, PortProfile, load_config, load_default_config
 from efmoam.core import (
     DiscoveryChanged,
+    DropReason,
+    EventLogged,
     FrameDropped,
     LinkEventsReceived,
     LocalProtocolError,
     LoopbackChanged,
+    LoopbackStatus,
+    MonitorUnavailable,
     OamPort,
+    OrgSpecificReceived,
+    Output,
     PeerChanged,
     PeerFlagsChanged,
+    PortServiceChanged,
+    QuirkSeen,
     Transmit,
     VariablesReceived,
 )
 from efmoam.core.linkmon import Location
-from efmoam.core.linkmon.persist import restore, snapshot
-from efmoam.core.outputs import EventLogged, MonitorUnavailable, PortServiceChanged
+from efmoam.core.variables import A_FRAMES_RECEIVED_OK
 from efmoam.daemon import heap
 from efmoam.daemon.control import ControlError, ControlServer
 from efmoam.daemon.eventstream import EventStream
@@ -51,13 +59,20 @@ from efmoam.daemon.journal import Journal
 from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.sdnotify import notify
 from efmoam.daemon.state import StateStore
-from efmoam.daemon.views import EVENT_LOG_TYPE_NAMES, port_view, summary_view, variable_view
-from efmoam.linux.actions import ActionError, PortActionBackend, apply_loopback, make_backend, stale_block_tables
+from efmoam.daemon.views import port_view, summary_view, variable_view
+from efmoam.linux.actions import (
+    ActionError,
+    PortActionBackend,
+    apply_loopback,
+    make_backend,
+    stale_block_tables,
+    stale_loopback_tables,
+)
 from efmoam.linux.counters import BaseCounterSource, CounterError, RtnetlinkSource, open_counter_source
 from efmoam.linux.ethtool import EthtoolIoctl, LinkMode
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket
-from pdu import Branch, Flag, ParserAction, VariableContainer, VariableDescriptor
+from pdu import EVENT_LOG_TYPE_NAMES, Branch, Flag, MuxAction, ParserAction, VariableContainer, VariableDescriptor
 
 ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
 RX_BATCH = 64  #: frames read from one socket per wake-up
@@ -184,6 +199,7 @@ class Daemon:
         for link in self._links.links.values():
             self._consider(link, now)
         self._reconcile_block_tables()
+        self._reconcile_loopback_tables()
         self._flush(now)
         self._start_metrics()
         notify("READY=1", f"STATUS={self._status()}")
@@ -306,10 +322,11 @@ class Daemon:
         saved = self.state.ports.get(link.name)
         if saved is not None:
             try:
-                restore(port.link_monitoring, saved)
-            except (ValueError, KeyError, TypeError) as exc:
+                for problem in port.restore(saved, now=now):
+                    self.journal.log("warning", "saved state partly restored", port=link.name, problem=problem)
+            except ValueError as exc:
                 self.journal.log("warning", "saved state not restored", port=link.name, error=exc)
-        port.link_monitoring.set_speed(mode.speed_mbps)
+        port.set_speed(mode.speed_mbps, now=now)
         self.ports[link.name] = runtime
         self._settle_heap_at = now + heap.SETTLE_AFTER
         self._selector.register(sock, selectors.EVENT_READ, lambda t, r=runtime: self._on_frames(r, t))
@@ -376,7 +393,7 @@ class Daemon:
         for frame in frames:
             if runtime.rx_tokens < 1.0:
                 runtime.rx_rate_limited += 1
-                self.journal.limited(now, runtime.name, "rate_limited", "receive rate limit reached")
+                self.journal.limited(now, runtime.name, DropReason.RATE_LIMIT, "receive rate limit reached")
                 continue
             runtime.rx_tokens -= 1.0
             runtime.port.receive(frame, now=now)
@@ -388,58 +405,85 @@ class Daemon:
             self._flush_port(runtime, now)
 
     def _flush_port(self, runtime: PortRuntime, now: float) -> None:
-        """Carry out what the port produced."""
+        """Carry out what the port produced: each kind of output has its handler (`OUTPUT_HANDLERS`)."""
         save = False
         for output in runtime.port.take_outputs():
-            if isinstance(output, Transmit):
-                runtime.sock.send(output.frame)
-            elif isinstance(output, FrameDropped):
-                self.journal.limited(now, runtime.name, output.reason, "frame dropped", detail=output.detail)
-            elif isinstance(output, EventLogged):
-                save = True
-                self._log_event(runtime.name, output)
-                self.events.event(runtime.name, output, _event_action(output), now, self.wall_clock_offset)
-                self.telemetry.event_logged(runtime.name, output)  # metrics: events raised
-            elif isinstance(output, PortServiceChanged):
-                save = True
-                runtime.want_out_of_service = output.out_of_service
-                self._apply_action(runtime, now, output.reasons)
-            else:
-                self._log_output(runtime, output)
+            save = OUTPUT_HANDLERS[type(output)](self, runtime, output, now) or save
         if save:
             self._save_port(runtime)
         self._touch(runtime)
 
-    def _log_output(self, runtime: PortRuntime, output: Any) -> None:
+    # -- the outputs' handlers: True when the port's saved state must be written -------
+
+    def _on_transmit(self, runtime: PortRuntime, output: Transmit, _now: float) -> bool:
+        runtime.sock.send(output.frame)
+        return False
+
+    def _on_dropped(self, runtime: PortRuntime, output: FrameDropped, now: float) -> bool:
+        self.journal.limited(now, runtime.name, output.reason, "frame dropped", detail=output.detail)
+        return False
+
+    def _on_quirk(self, runtime: PortRuntime, output: QuirkSeen, now: float) -> bool:
+        self.journal.limited(now, runtime.name, output.quirk, "peer quirk worked around", detail=output.detail)
+        return False
+
+    def _on_event_logged(self, runtime: PortRuntime, output: EventLogged, now: float) -> bool:
+        self._log_event(runtime.name, output)
+        self.events.event(runtime.name, output, _event_action(output), now, self.wall_clock_offset)
+        self.telemetry.event_logged(runtime.name, output)  # metrics: events raised
+        return True
+
+    def _on_service_changed(self, runtime: PortRuntime, output: PortServiceChanged, now: float) -> bool:
+        runtime.want_out_of_service = output.out_of_service
+        self._apply_action(runtime, now, output.reasons)
+        return True
+
+    def _on_discovery(self, runtime: PortRuntime, output: DiscoveryChanged, _now: float) -> bool:
+        self.journal.log(
+            "info", "discovery", port=runtime.name, state=output.new.value,
+            oper_status=output.oper_status.name.lower(), cause=output.cause,
+        )  # fmt: skip
+        return False
+
+    def _on_peer(self, runtime: PortRuntime, output: PeerChanged, _now: float) -> bool:
+        self.journal.log("info", "peer", port=runtime.name, mac=None if output.peer is None else output.peer.mac)
+        return False
+
+    def _on_peer_flags(self, runtime: PortRuntime, output: PeerFlagsChanged, _now: float) -> bool:
+        self.journal.log("notice", "peer flags", port=runtime.name, flags=_flags(output.flags))
+        return False
+
+    def _on_variables(self, runtime: PortRuntime, output: VariablesReceived, _now: float) -> bool:
+        values = " ".join(
+            f"{c.leaf}={'/'.join(v.hex() for v in c.values) or f'indication:{c.indication:#x}'}"
+            for c in output.containers
+        )
+        self.journal.log("info", "variables", port=runtime.name, values=values or None)
+        runtime.variable_answer = (runtime.variable_requests, output.containers)
+        return False
+
+    def _on_peer_link_events(self, runtime: PortRuntime, output: LinkEventsReceived, _now: float) -> bool:
+        self.journal.log("info", "event notification", port=runtime.name, sequence=output.sequence)
+        return False
+
+    def _on_loopback(self, runtime: PortRuntime, output: LoopbackChanged, _now: float) -> bool:
         name = runtime.name
-        if isinstance(output, DiscoveryChanged):
-            self.journal.log(
-                "info", "discovery", port=name, state=output.new.value, oper_status=output.oper_status.name.lower(),
-                cause=output.cause,
-            )  # fmt: skip
-        elif isinstance(output, PeerChanged):
-            peer = output.peer
-            self.journal.log("info", "peer", port=name, mac=None if peer is None else peer.mac)
-        elif isinstance(output, PeerFlagsChanged):
-            self.journal.log("notice", "peer flags", port=name, flags=_flags(output.flags))
-        elif isinstance(output, VariablesReceived):
-            values = " ".join(
-                f"{c.leaf}={'/'.join(v.hex() for v in c.values) or f'indication:{c.indication:#x}'}"
-                for c in output.containers
-            )
-            self.journal.log("info", "variables", port=name, values=values or None)
-            runtime.variable_answer = (runtime.variable_requests, output.containers)
-        elif isinstance(output, LinkEventsReceived):
-            self.journal.log("info", "event notification", port=name, sequence=output.sequence)
-        elif isinstance(output, LoopbackChanged):
-            self.journal.log("notice", "loopback", port=name, status=output.status.name.lower(), cause=output.cause)
-            try:
-                apply_loopback(name, output.parser_action, output.mux_action)
-            except ActionError as exc:
-                self.journal.log("error", "loopback action failed", port=name, error=exc)
-        elif isinstance(output, MonitorUnavailable):
-            self.journal.log("warning", "monitor unavailable", port=name, monitor=output.monitor,
-                             missing=",".join(output.counters))  # fmt: skip
+        self.journal.log("notice", "loopback", port=name, status=output.status.name.lower(), cause=output.cause)
+        try:
+            apply_loopback(name, output.parser_action, output.mux_action)
+        except ActionError as exc:
+            self.journal.log("error", "loopback action failed", port=name, error=exc)
+        return False
+
+    def _on_monitor_unavailable(self, runtime: PortRuntime, output: MonitorUnavailable, _now: float) -> bool:
+        self.journal.log(
+            "warning", "monitor unavailable", port=runtime.name, monitor=output.monitor,
+            missing=",".join(output.counters),
+        )  # fmt: skip
+        return False
+
+    def _on_org_specific(self, _runtime: PortRuntime, _output: OrgSpecificReceived, _now: float) -> bool:
+        return False  # no vendor's Organization Specific OAMPDU is interpreted (its flags are, by the engine)
 
     def _log_event(self, name: str, logged: EventLogged) -> None:
         entry = logged.entry
@@ -497,6 +541,20 @@ class Daemon:
             except ActionError as exc:
                 self.journal.log("error", "stale block not removed", port=name, error=exc)
 
+    def _reconcile_loopback_tables(self) -> None:
+        """Remove loopback tables a previous run left: no port is in loopback at start."""
+        try:
+            stale = stale_loopback_tables()
+        except ActionError as exc:
+            self.journal.log("warning", "cannot list nftables tables", error=exc)
+            return
+        for name in stale:
+            try:
+                apply_loopback(name, ParserAction.FORWARD, MuxAction.FORWARD)
+                self.journal.log("notice", "stale loopback removed", port=name)
+            except ActionError as exc:
+                self.journal.log("error", "stale loopback not removed", port=name, error=exc)
+
     # -- counters ----------------------------------------------------------------------
 
     def _counter_source(self, profile: PortProfile) -> BaseCounterSource:
@@ -522,13 +580,15 @@ class Daemon:
                 continue
             runtime.counter_error = None
             self.telemetry.counters_read(runtime.name, sample)  # metrics: counter availability
+            if sample.frames_received is not None:  # for variable retrieval
+                runtime.port.update_mac_attributes({A_FRAMES_RECEIVED_OK: sample.frames_received})
             runtime.port.on_counters(sample, now=now)
             self._flush_port(runtime, now)
 
     # -- state -------------------------------------------------------------------------
 
     def _save_port(self, runtime: PortRuntime) -> None:
-        self.state.ports[runtime.name] = snapshot(runtime.port.link_monitoring)
+        self.state.ports[runtime.name] = runtime.port.saved_state()
         try:
             self.state.save()
         except OSError as exc:
@@ -685,8 +745,9 @@ class Daemon:
         self._stop_metrics()
         now = self._clock()
         if self.config.daemon.dying_gasp_on_shutdown:
-            for runtime in self.ports.values():
-                runtime.port.set_local_flags(Flag.DYING_GASP, True, now=now)
+            # only where the port sends at all: elsewhere no Dying Gasp is sent, or logged
+            sent = [runtime.name for runtime in self.ports.values() if runtime.port.send_dying_gasp(now=now)]
+            self.journal.log("notice", "dying gasp", ports=len(sent))
             self._flush(now)  # out now where the budget allows, else in the next slot:
             deadline = now + 0.15
             while (now := self._clock()) < deadline:
@@ -694,9 +755,9 @@ class Daemon:
                 time.sleep(0.01)
         for runtime in self.ports.values():
             self._save_port(runtime)
-            if runtime.port.loopback.value != 1:  # leave no loopback behind
+            if runtime.port.loopback is not LoopbackStatus.NO_LOOPBACK:  # leave no loopback behind
                 with contextlib.suppress(ActionError):
-                    apply_loopback(runtime.name, ParserAction.FORWARD, 0)
+                    apply_loopback(runtime.name, ParserAction.FORWARD, MuxAction.FORWARD)
             runtime.sock.close()
         for source in self._sources.values():
             with contextlib.suppress(Exception):
@@ -713,6 +774,25 @@ class Daemon:
         for runtime in self.ports.values():
             states[runtime.port.state.value] = states.get(runtime.port.state.value, 0) + 1
         return f"{len(self.ports)} ports" + "".join(f", {n} {s}" for s, n in sorted(states.items()))
+
+
+#: the handler of each kind of output of an `OamPort`
+OUTPUT_HANDLERS: dict[type[Output], Callable[[Daemon, PortRuntime, Any, float], bool]] = {
+    Transmit: Daemon._on_transmit,
+    FrameDropped: Daemon._on_dropped,
+    QuirkSeen: Daemon._on_quirk,
+    EventLogged: Daemon._on_event_logged,
+    PortServiceChanged: Daemon._on_service_changed,
+    DiscoveryChanged: Daemon._on_discovery,
+    PeerChanged: Daemon._on_peer,
+    PeerFlagsChanged: Daemon._on_peer_flags,
+    VariablesReceived: Daemon._on_variables,
+    LinkEventsReceived: Daemon._on_peer_link_events,
+    LoopbackChanged: Daemon._on_loopback,
+    MonitorUnavailable: Daemon._on_monitor_unavailable,
+    OrgSpecificReceived: Daemon._on_org_specific,
+}
+assert set(OUTPUT_HANDLERS) == set(typing.get_args(Output)), "a kind of output without a handler"
 
 
 def _drain(sock: socket.socket) -> None:

@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from efmoam.core import OamPort
-from efmoam.core.linkmon import EventLogEntry, MonitorKind
-from efmoam.core.linkmon.eventlog import NOT_A_THRESHOLD
+from efmoam.core.linkmon.kinds import FACTS, WindowUnit
 from efmoam.core.outputs import LoopbackStatus, OperStatus
 from efmoam.core.variables import ATTRIBUTES
-from pdu import Branch, EventLogType, Flag, OamConfig, VariableContainer, VariableIndication, format_oui
+from pdu import Branch, Flag, OamConfig, VariableContainer, VariableIndication, format_oui
 
 SCHEMA = 1
 
@@ -39,15 +38,6 @@ LOOPBACK_NAMES = {
     LoopbackStatus.LOCAL_LOOPBACK: "localLoopback",
     LoopbackStatus.UNKNOWN: "unknown",
 }
-EVENT_LOG_TYPE_NAMES = {
-    EventLogType.ERRORED_SYMBOL_EVENT: "erroredSymbolEvent",
-    EventLogType.ERRORED_FRAME_PERIOD_EVENT: "erroredFramePeriodEvent",
-    EventLogType.ERRORED_FRAME_EVENT: "erroredFrameEvent",
-    EventLogType.ERRORED_FRAME_SECONDS_EVENT: "erroredFrameSecondsEvent",
-    EventLogType.LINK_FAULT: "linkFault",
-    EventLogType.DYING_GASP_EVENT: "dyingGaspEvent",
-    EventLogType.CRITICAL_LINK_EVENT: "criticalLinkEvent",
-}
 #: dot3OamFunctionsSupported bit names
 FUNCTION_NAMES = {
     OamConfig.UNIDIRECTIONAL: "unidirectionalSupport",
@@ -65,43 +55,17 @@ def function_names(config: int) -> list[str]:
     return [name for bit, name in FUNCTION_NAMES.items() if config & bit]
 
 
-def _threshold_value(value: int) -> int | None:
-    return None if value == NOT_A_THRESHOLD else value
-
-
-def entry_view(slot: int, entry: EventLogEntry) -> dict[str, Any]:
-    """One event-log slot."""
-    return {
-        "slot": slot,
-        "index": entry.index,
-        "location": entry.location.value,
-        "type": EVENT_LOG_TYPE_NAMES[entry.event_type],
-        "type_number": int(entry.event_type),
-        "severity": entry.severity.value,
-        "time": entry.time,
-        "wall_time": entry.wall_time,
-        "oui": format_oui(entry.oui),
-        "window": _threshold_value(entry.window),
-        "threshold": _threshold_value(entry.threshold),
-        "value": _threshold_value(entry.value),
-        "running_total": entry.running_total,
-        "event_total": entry.event_total,
-        "port_affecting": entry.port_affecting,
-        "active": entry.active,
-    }
-
-
 def _monitors_view(port: OamPort) -> dict[str, Any]:
-    monitoring = port.link_monitoring
     view: dict[str, Any] = {}
-    for kind, monitor in monitoring.monitors.items():
+    for kind, monitor in port.link_monitoring.monitors.items():
         settings = monitor.settings
-        view[monitoring.settings.key(kind)] = {
+        facts = FACTS[kind]
+        view[facts.key] = {
             "enabled": settings.enabled,
             "event_notification": settings.event_notification,
             "sf_threshold": settings.sf_threshold,
             "sd_threshold": settings.sd,
-            "window": settings.window if kind is MonitorKind.ERRORED_FRAME_PERIOD else monitor.window_seconds,
+            "window": settings.window if facts.window_unit is WindowUnit.FRAMES else monitor.window_seconds,
             "window_on_wire": monitor.wire_window,
             "state": monitor.state.value,
             "errors_last_window": monitor.last_errors,
@@ -167,9 +131,10 @@ def port_view(name: str, port: OamPort, extra: dict[str, Any] | None = None) -> 
         "out_of_service": port.out_of_service,
         "out_of_service_reasons": list(port.link_monitoring.holders()),
         "active_events": len(port.link_monitoring.active),
-        "event_log": [entry_view(slot, entry) for slot, entry in port.event_log()],
+        "event_log": [entry.view(slot) for slot, entry in port.event_log()],
         "statistics": port.stats.as_rfc4878(),
         "drops": dict(sorted(port.drops.items())),
+        "peer_quirks": dict(sorted(port.quirks.items())),
     }
     if extra:
         view.update(extra)

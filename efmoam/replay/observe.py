@@ -35,6 +35,7 @@ from typing import Any
 import attrs
 
 from efmoam.capture import CaptureRecord
+from efmoam.core.linkmon.kinds import BY_WIRE_TYPE, FACTS, MonitorKind
 from efmoam.decoding import ETHERNET, JsonObject, flag_names, oam_config_names, pdu_to_dict, tlv_to_dict
 from efmoam.replay.findings import KINDS, Finding, Limits
 from pdu import (
@@ -126,16 +127,8 @@ _TLV_FIELDS = tuple(name for name in _INFORMATION_FIELDS if name != "revision")
 _information = operator.attrgetter(*_INFORMATION_FIELDS)  # InfoTlv.same_information, without attrs.evolve
 _content = operator.attrgetter(*_TLV_FIELDS)
 
-# Plausibility bounds of link event fields (57.5.3; protocol.md section 6).
-#: a symbol window covers at least one second (57.5.3.1); fewer symbols than this are
-#: well under a second at every Ethernet rate
-MIN_SYMBOL_WINDOW = 10_000
-#: Errored Frame and Errored Frame Seconds Summary windows, in 100 ms units
-FRAME_WINDOW = (1, 600)  # 100 ms .. 60 s
-FRAME_SECONDS_WINDOW = (100, 9000)  # 10 s .. 900 s
-#: an Errored Frame Period window covers at least 100 ms of minimum-size frames
-#: (1488 at 10 Mb/s); fewer frames than this are below that at every Ethernet rate
-MIN_FRAME_PERIOD_WINDOW = 100
+# Plausibility bounds of link event windows: the monitor table's (57.5.3; protocol.md section 6)
+_SYMBOL, _FRAME, _PERIOD, _SECONDS = (FACTS[kind] for kind in MonitorKind)
 
 
 def infer_state(pdu: Information) -> str | None:
@@ -161,31 +154,31 @@ def implausibilities(tlv: LinkEventTlv) -> list[str]:
     """Why the values of a link event TLV cannot be what its IEEE type says (empty: plausible)."""
     kind = _EVENT_NAMES.get(tlv.type, f"type {tlv.type:#04x}")
     window, errors = tlv.window, tlv.errors
+    facts = BY_WIRE_TYPE.get(tlv.type)
+    low, high = facts.plausible_wire_window if facts is not None else (0, None)
     out: list[str] = []
-    if tlv.type == EventTlvType.ERRORED_SYMBOL_PERIOD:
-        if window < MIN_SYMBOL_WINDOW:
+    if facts is _SYMBOL:
+        if window < low:
             out.append(f"{kind}: window of {window} symbols is far less than the one second a window must cover")
         if errors > window:
             out.append(f"{kind}: {errors} errored symbols in a window of {window} symbols")
-    elif tlv.type == EventTlvType.ERRORED_FRAME:
-        low, high = FRAME_WINDOW
-        if window > high:
+    elif facts is _FRAME:
+        if high is not None and window > high:
             out.append(
-                f"{kind}: window of {window} x 100 ms ({window / 10:g} s) is longer than 60 s:"
+                f"{kind}: window of {window} x 100 ms ({window / 10:g} s) is longer than {high / 10:g} s:"
                 " looks like a frame count (an Errored Frame Period window)"
             )
         elif window < low:
             out.append(f"{kind}: window of {window} x 100 ms")
-    elif tlv.type == EventTlvType.ERRORED_FRAME_PERIOD:
-        if window < MIN_FRAME_PERIOD_WINDOW:
+    elif facts is _PERIOD:
+        if window < low:
             looks = " looks like a duration in 100 ms units (an Errored Frame window)" if window else ""
             out.append(f"{kind}: window of {window} frames is under 100 ms of minimum-size frames at any rate:{looks}")
         if errors > window:
             out.append(f"{kind}: {errors} errored frames in a window of {window} frames")
-    elif tlv.type == EventTlvType.ERRORED_FRAME_SECONDS_SUMMARY:
-        low, high = FRAME_SECONDS_WINDOW
-        if not low <= window <= high:
-            out.append(f"{kind}: window of {window} x 100 ms is outside 10 s .. 900 s")
+    elif facts is _SECONDS:
+        if not low <= window <= (high or window):
+            out.append(f"{kind}: window of {window} x 100 ms is outside {low / 10:g} s .. {(high or 0) / 10:g} s")
         if errors * 10 > window:
             out.append(f"{kind}: {errors} errored seconds in a window of {window / 10:g} s")
     if tlv.error_running_total < errors:

@@ -10,8 +10,7 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from efmoam.capture import CaptureError, CaptureRecord, read_capture
 from efmoam.decoding import (

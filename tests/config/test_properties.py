@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from efmoam.config import ConfigError, load_config_text
 from efmoam.config.loader import SCHEMA, Section

@@ -305,7 +305,7 @@ def test_stale_remote_copy_keeps_remote_stable_false() -> None:
         pair.inject("a", information(B_MAC, STABLE, theirs, wrong))
         pair.run_for(0.5)
         assert pair.a.state is S.SEND_LOCAL_REMOTE_OK, wrong
-        assert pair.a._remote_stable is False
+        assert pair.a.remote_stable is False
     # the same frame with a copy lagging in revision and State completes Discovery
     lagging = attrs.evolve(faithful, revision=ours.revision + 1, parser_action=1, mux_action=1)
     pair.inject("a", information(B_MAC, STABLE, theirs, lagging))

@@ -52,7 +52,7 @@ def test_silent_peer_resets_discovery_after_the_lost_link_time(settings: PortSet
     fault = next(r for r in pair.outputs("a", DiscoveryChanged) if r.output.new is S.FAULT)
     assert fault.time == pytest.approx(last_rx + lost_after)
     assert fault.output.cause == "lost_link"
-    assert pair.a.peer is None and pair.a._peer_tlv is None  # remote state invalid
+    assert pair.a.peer is None and pair.a._peer.local_tlv is None  # remote state invalid
     assert outputs(pair, "a", PeerChanged)[-1].peer is None
     change = outputs(pair, "a", LoopbackChanged)[-1]
     assert (change.status, change.cause) == (LoopbackStatus.NO_LOOPBACK, "fault")
@@ -85,7 +85,7 @@ def test_flap_storm(unidirectional: bool) -> None:
 
     def check(name: str, _output: object) -> None:
         port = pair.ports[name]
-        if not port._link_ok and port.state is not S.FAULT:
+        if not port.link_up and port.state is not S.FAULT:
             violations.append(f"{name} in {port.state} with its link down")
 
     pair.on_output = check
@@ -183,7 +183,7 @@ def test_flood_of_frames_from_the_peer_does_not_make_us_exceed_the_budget() -> N
     OAMPDUs whose Local TLV flips between two revisions (each wants an Information back)."""
     pair = discovered()
     queue_sizes: list[int] = []
-    pair.on_output = lambda name, _output: queue_sizes.append(len(pair.ports[name]._queue))
+    pair.on_output = lambda name, _output: queue_sizes.append(pair.ports[name]._tx.queued)
     start = pair.now
     request = frame(VariableRequest(B_MAC, STABLE, (VariableDescriptor(7, 251),)))
     revisions = [pair.b.local_tlv, attrs.evolve(pair.b.local_tlv, revision=pair.b.local_tlv.revision + 1)]

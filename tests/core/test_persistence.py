@@ -13,7 +13,6 @@ from efmoam.core.linkmon import (
     MonitorSettings,
     MonitorState,
 )
-from efmoam.core.linkmon.persist import restore, snapshot
 from efmoam.core.outputs import PortServiceChanged
 from pdu import Flag
 from tests.core.pair import PortPair
@@ -38,11 +37,10 @@ def failed_pair() -> PortPair:
 def test_restored_port_stays_out_of_service_with_its_log() -> None:
     pair = failed_pair()
     assert pair.a.out_of_service
-    data = json.loads(json.dumps(snapshot(pair.a.link_monitoring)))  # through JSON, as on disk
+    data = json.loads(json.dumps(pair.a.saved_state()))  # through JSON, as on disk
 
     restarted = OamPort(PortSettings(link_monitoring=FRAME_SF), pair.a.mac, now=100.0)
-    restore(restarted.link_monitoring, data)
-    restarted.link_monitoring.refresh_service()
+    assert restarted.restore(data, now=100.0) == []
     assert restarted.out_of_service
     assert restarted.event_log() == pair.a.event_log()
     assert restarted.link_monitoring.monitors[MonitorKind.ERRORED_FRAME].state is MonitorState.FAILED
@@ -60,10 +58,10 @@ def test_restored_port_stays_out_of_service_with_its_log() -> None:
 
 def test_a_snapshot_of_another_version_is_refused() -> None:
     pair = failed_pair()
-    data = snapshot(pair.a.link_monitoring) | {"version": 99}
+    data = pair.a.saved_state() | {"version": 99}
     port = OamPort(PortSettings(link_monitoring=FRAME_SF), pair.a.mac, now=0.0)
     try:
-        restore(port.link_monitoring, data)
+        port.restore(data, now=0.0)
     except ValueError:
         assert not port.out_of_service
         return

@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import pdu
 from efmoam.core import OamMode, PortSettings
@@ -45,10 +44,10 @@ events = st.one_of(
 def invariant_violations(pair: Pair) -> list[str]:
     problems = []
     for name, port in pair.ports.items():
-        if not port._link_ok and port.state is not S.FAULT:
+        if not port.link_up and port.state is not S.FAULT:
             problems.append(f"{name}: link down but {port.state.value}")
-        if port.state is S.SEND_ANY and not (port._verdict is True and port._remote_stable is True):
-            problems.append(f"{name}: SEND_ANY with verdict {port._verdict}, remote_stable {port._remote_stable}")
+        if port.state is S.SEND_ANY and not (port._peer.verdict is True and port.remote_stable is True):
+            problems.append(f"{name}: SEND_ANY with verdict {port._peer.verdict}, remote_stable {port.remote_stable}")
     return problems
 
 

@@ -171,7 +171,7 @@ def snapshot(port: OamPort) -> dict[str, Any]:
         "peer": port.peer,
         "peer_flags": port.peer_flags,
         "stats": attrs.asdict(port.stats),
-        "lost_link_at": port._lost_link_at,
+        "lost_link_at": port._peer.lost_link_at,
         "loopback": port.loopback,
         "local_tlv": port.local_tlv,
     }

@@ -13,8 +13,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from efmoam.linux import netlink as nl
 from efmoam.linux.ethtool import (

@@ -20,8 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from pdu import DecodeError, Information, Oampdu, PeerDecoder, decode, encode
 from pdu.reference import decode_with_scapy, encode_with_scapy

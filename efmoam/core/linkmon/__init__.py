@@ -1,32 +1,52 @@
-"""Link monitoring (Clause 57.5.3 events, with signal-degrade and signal-failure thresholds)."""
+"""Link monitoring (Clause 57.5.3 events, with signal-degrade and signal-failure thresholds).
+
+The modules, from the facts up: `kinds` (the table of the four monitors), `settings`,
+`counters` and `rates` (what a sample holds and what a link carries), `monitors` (a
+window and its state machine), `eventlog` (the 12 slots, a display), `events` (the
+active events, the truth), `engine` (`LinkMonitoring`: events from samples and from the
+peer) and `persist` (saved state).  Names are exported here and loaded on first use.
+"""
 
 from __future__ import annotations
 
-from efmoam.core.linkmon.counters import CounterSample
-from efmoam.core.linkmon.engine import LinkMonitoring
-from efmoam.core.linkmon.eventlog import EventLog, EventLogEntry, Location, Severity
-from efmoam.core.linkmon.monitors import MonitorState
-from efmoam.core.linkmon.settings import (
-    LinkMonitoringSettings,
-    LocalSfAction,
-    MonitorKind,
-    MonitorSettings,
-    PeerActions,
-    PortAction,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "CounterSample",
-    "EventLog",
-    "EventLogEntry",
-    "LinkMonitoring",
-    "LinkMonitoringSettings",
-    "LocalSfAction",
-    "Location",
-    "MonitorKind",
-    "MonitorSettings",
-    "MonitorState",
-    "PeerActions",
-    "PortAction",
-    "Severity",
-]
+from efmoam.lazy import exports
+
+if TYPE_CHECKING:
+    from efmoam.core.linkmon.counters import CounterSample as CounterSample
+    from efmoam.core.linkmon.engine import LinkMonitoring as LinkMonitoring, NotifyPeer as NotifyPeer
+    from efmoam.core.linkmon.eventlog import (
+        EventLog as EventLog,
+        EventLogEntry as EventLogEntry,
+        Location as Location,
+        Severity as Severity,
+    )
+    from efmoam.core.linkmon.events import (
+        ActiveEvent as ActiveEvent,
+        ActiveEvents as ActiveEvents,
+        EventKey as EventKey,
+    )
+    from efmoam.core.linkmon.kinds import FACTS as FACTS, MonitorFacts as MonitorFacts, MonitorKind as MonitorKind
+    from efmoam.core.linkmon.monitors import MonitorState as MonitorState
+    from efmoam.core.linkmon.settings import (
+        LinkMonitoringSettings as LinkMonitoringSettings,
+        LocalSfAction as LocalSfAction,
+        MonitorSettings as MonitorSettings,
+        PeerActions as PeerActions,
+        PortAction as PortAction,
+    )
+
+exports(
+    __name__,
+    globals(),
+    {
+        ".counters": ("CounterSample",),
+        ".engine": ("LinkMonitoring", "NotifyPeer"),
+        ".eventlog": ("EventLog", "EventLogEntry", "Location", "Severity"),
+        ".events": ("ActiveEvent", "ActiveEvents", "EventKey"),
+        ".kinds": ("FACTS", "MonitorFacts", "MonitorKind"),
+        ".monitors": ("MonitorState",),
+        ".settings": ("LinkMonitoringSettings", "LocalSfAction", "MonitorSettings", "PeerActions", "PortAction"),
+    },
+)

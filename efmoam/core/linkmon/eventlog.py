@@ -1,24 +1,41 @@
-"""The 12-slot event log of a port.
+"""The 12-slot event log of a port: a display of history, never the truth.
 
-Slots 1-3 are reserved for the three Information flag events (dying gasp, critical
-link, link fault), local or remote: each holds the latest event of its kind.  Slots
-4-12 are a ring of the nine latest monitor events: the tenth replaces the oldest.  An
-entry stays in its slot for life; clearing an event marks its entry cleared.
+Which events are active is kept by `efmoam.core.linkmon.events.ActiveEvents`; the log
+only shows them and what came before, so that it can never lose an event that still
+acts on the port:
+
+* Slots 4-12 are a ring of monitor events.  A new entry takes an empty slot or the slot
+  of the oldest *cleared* entry.  At most eight monitor events can be active at once
+  (four monitors, local and remote), so with nine slots one is always free to take; an
+  active entry is never dropped.
+* Slots 1-3 are reserved for the three critical flags (dying gasp, critical link event,
+  link fault), local or remote.  A flag slot shows the latest event of its flag.  When a
+  local and a remote event of the same flag are active at once, the slot shows both,
+  the remote one first (the peer's report, which can act on the port); when one of them
+  clears it leaves the slot and the other stays.  So a slot holds two entries only while
+  both are active, and the log shows at most 15 entries, every active one among them.
+* An entry keeps its slot for life; clearing an event marks its entry cleared.
+
+`EventLogEntry.view` is the one dict form of an entry: ``show port`` JSON, the event
+stream and the saved state all use it, and `EventLogEntry.from_view` reads it back.
 """
 
 from __future__ import annotations
 
 import enum
+import math
+from typing import Any
 
 import attrs
 
-from pdu import EventLogType
+from pdu.enums import EVENT_LOG_TYPE_NAMES, FLAG_EVENT_TYPES, EventLogType
 
 IEEE_OUI = 0x0180C2  #: dot3OamEventLogOui of the standard's events
 NOT_A_THRESHOLD = 2**64 - 1  #: window, threshold and value of non-threshold events (RFC 4878)
 SLOTS = 12
-FLAG_SLOTS = {EventLogType.DYING_GASP_EVENT: 1, EventLogType.CRITICAL_LINK_EVENT: 2, EventLogType.LINK_FAULT: 3}
-RING = range(4, SLOTS + 1)
+#: the reserved slot of each critical flag's event type: 1, 2, 3 in FLAG_EVENT_TYPES order
+FLAG_SLOTS = {log_type: slot for slot, log_type in enumerate(FLAG_EVENT_TYPES.values(), start=1)}
+RING = range(len(FLAG_SLOTS) + 1, SLOTS + 1)
 
 
 class Location(enum.Enum):
@@ -50,42 +67,202 @@ class EventLogEntry:
     port_affecting: bool = False
     active: bool = True
 
+    def view(self, slot: int | None) -> dict[str, Any]:
+        """The entry in `slot` as plain data (JSON-ready), the one dict form of an entry.
+
+        Keys: ``slot`` (1-12, or null for an entry not shown in a log), ``index``
+        (dot3OamEventLogIndex), ``location`` (local, remote), ``type`` and
+        ``type_number`` (dot3OamEventLogType name and number),
+        ``severity`` (sd, sf), ``time`` (monotonic seconds when raised), ``wall_time``
+        (seconds since the epoch when raised, or null), ``oui`` (``01:80:c2``),
+        ``window``, ``threshold``, ``value`` (null for events without them, the RFC's
+        all-ones), ``running_total``, ``event_total``, ``port_affecting``, ``active``.
+        """
+        return {
+            "slot": slot,
+            "index": self.index,
+            "location": self.location.value,
+            "type": EVENT_LOG_TYPE_NAMES[self.event_type],
+            "type_number": int(self.event_type),
+            "severity": self.severity.value,
+            "time": self.time,
+            "wall_time": self.wall_time,
+            "oui": self.oui.to_bytes(3, "big").hex(":"),
+            "window": _number_view(self.window),
+            "threshold": _number_view(self.threshold),
+            "value": _number_view(self.value),
+            "running_total": self.running_total,
+            "event_total": self.event_total,
+            "port_affecting": self.port_affecting,
+            "active": self.active,
+        }
+
+    @classmethod
+    def from_view(cls, view: object) -> tuple[int | None, EventLogEntry]:
+        """(slot, entry) from `view`; ValueError names what is wrong with it."""
+        if not isinstance(view, dict):
+            raise ValueError(f"an event-log entry is an object, not {type(view).__name__}")
+        get = _Reader(view)
+        type_number = get.integer("type_number", 0, 0xFFFFFFFF)
+        if type_number not in EventLogType._value2member_map_:
+            raise ValueError(f"unknown event-log type {type_number}")
+        oui = get.text("oui")
+        try:
+            oui_value = int(oui.replace(":", ""), 16)
+        except ValueError:
+            raise ValueError(f"oui {oui!r} is not an OUI") from None
+        entry = cls(
+            index=get.integer("index", 1, 2**63),
+            location=get.choice("location", Location),
+            event_type=EventLogType(type_number),
+            severity=get.choice("severity", Severity),
+            time=get.real("time"),
+            wall_time=None if view.get("wall_time") is None else get.real("wall_time"),
+            window=get.threshold_number("window"),
+            threshold=get.threshold_number("threshold"),
+            value=get.threshold_number("value"),
+            running_total=get.integer("running_total", 0, 2**64),
+            event_total=get.integer("event_total", 0, 2**64),
+            oui=oui_value,
+            port_affecting=get.boolean("port_affecting"),
+            active=get.boolean("active"),
+        )
+        return None if view.get("slot") is None else get.integer("slot", 1, SLOTS), entry
+
+
+def _number_view(value: int) -> int | None:
+    return None if value == NOT_A_THRESHOLD else value
+
+
+class _Reader:
+    """Typed reads of a view's keys, each failing with ValueError."""
+
+    def __init__(self, view: dict[str, Any]) -> None:
+        self._view = view
+
+    def _get(self, key: str) -> Any:
+        if key not in self._view:
+            raise ValueError(f"event-log entry without {key}")
+        return self._view[key]
+
+    def integer(self, key: str, low: int, high: int) -> int:
+        value = self._get(key)
+        if type(value) is not int or not low <= value <= high:
+            raise ValueError(f"event-log entry {key} {value!r} is not an integer in {low}..{high}")
+        return value
+
+    def real(self, key: str) -> float:
+        value = self._get(key)
+        if type(value) not in (int, float) or not math.isfinite(value):
+            raise ValueError(f"event-log entry {key} {value!r} is not a finite number")
+        return float(value)
+
+    def boolean(self, key: str) -> bool:
+        value = self._get(key)
+        if type(value) is not bool:
+            raise ValueError(f"event-log entry {key} {value!r} is not true or false")
+        return value
+
+    def text(self, key: str) -> str:
+        value = self._get(key)
+        if not isinstance(value, str):
+            raise ValueError(f"event-log entry {key} {value!r} is not a string")
+        return value
+
+    def choice(self, key: str, enum_type: type[enum.Enum]) -> Any:
+        value = self._get(key)
+        try:
+            return enum_type(value)
+        except ValueError:
+            raise ValueError(f"event-log entry {key} {value!r} is not one of its values") from None
+
+    def threshold_number(self, key: str) -> int:
+        return NOT_A_THRESHOLD if self._get(key) is None else self.integer(key, 0, NOT_A_THRESHOLD)
+
 
 class EventLog:
-    """Twelve slots; `entries` lists the occupied ones."""
+    """The twelve slots; `entries` lists what they show."""
 
     def __init__(self) -> None:
-        self._slots: dict[int, EventLogEntry] = {}
-        self.next_ring_slot = RING.start  #: the ring slot the next monitor event takes
+        self._ring: dict[int, EventLogEntry] = {}
+        #: per flag slot, what it shows: one entry, or a remote and a local one while both are active
+        self._flags: dict[int, list[EventLogEntry]] = {}
         self.next_index = 1  #: the index of the next entry
 
-    def add(self, **fields: object) -> tuple[int, EventLogEntry]:
+    def add(self, **fields: Any) -> tuple[int, EventLogEntry]:
         """Store a new entry (its index is assigned here); returns (slot, entry)."""
-        entry = EventLogEntry(index=self.next_index, **fields)  # type: ignore[arg-type]
+        entry = EventLogEntry(index=self.next_index, **fields)
         self.next_index += 1
+        return self.place(entry), entry
+
+    def place(self, entry: EventLogEntry) -> int:
+        """Put `entry` where the rules above say; returns its slot."""
         slot = FLAG_SLOTS.get(entry.event_type)
+        if slot is not None:
+            shown = [entry] + [e for e in self._flags.get(slot, ()) if e.active and e.location is not entry.location]
+            shown.sort(key=lambda e: e.location is not Location.REMOTE)
+            self._flags[slot] = shown
+            return slot
+        slot = next((s for s in RING if s not in self._ring), None)
         if slot is None:
-            slot = self.next_ring_slot
-            self.next_ring_slot = RING.start if slot == RING.stop - 1 else slot + 1
-        self._slots[slot] = entry
-        return slot, entry
+            cleared = [(e.index, s) for s, e in self._ring.items() if not e.active]
+            # never empty while at most eight monitor events are active (see above); were it
+            # ever, the oldest entry would go rather than the input be refused
+            slot = min(cleared or [(e.index, s) for s, e in self._ring.items()])[1]
+        self._ring[slot] = entry
+        return slot
 
-    def load(self, slots: dict[int, EventLogEntry], next_index: int, next_ring_slot: int) -> None:
-        """Replace the whole log (a restored snapshot)."""
-        if any(slot not in range(1, SLOTS + 1) for slot in slots) or next_ring_slot not in RING:
-            raise ValueError("event log slots out of range")
-        self._slots = dict(slots)
-        self.next_index = next_index
-        self.next_ring_slot = next_ring_slot
+    def mark_cleared(self, entry: EventLogEntry) -> tuple[int, EventLogEntry] | None:
+        """Mark `entry` cleared where it is shown; returns (slot, cleared entry), or None
+        when the log does not show it."""
+        cleared = attrs.evolve(entry, active=False)
+        slot = FLAG_SLOTS.get(entry.event_type)
+        if slot is not None:
+            shown = self._flags.get(slot, [])
+            at = next((i for i, e in enumerate(shown) if e.index == entry.index), None)
+            if at is None:
+                return None
+            if len(shown) > 1:
+                del shown[at]  # the other event of this flag is active: it stays alone
+            else:
+                shown[at] = cleared
+            return slot, cleared
+        slot = next((s for s, e in self._ring.items() if e.index == entry.index), None)
+        if slot is None:
+            return None
+        self._ring[slot] = cleared
+        return slot, cleared
 
-    def mark_cleared(self, index: int) -> tuple[int, EventLogEntry] | None:
-        """Mark the entry with this index cleared, if it is still in the log."""
-        for slot, entry in self._slots.items():
-            if entry.index == index:
-                self._slots[slot] = attrs.evolve(entry, active=False)
-                return slot, self._slots[slot]
-        return None
+    def shows(self, entry: EventLogEntry) -> bool:
+        """Whether the log shows this entry (by index) as it is."""
+        return any(e == entry for _, e in self.entries())
 
     def entries(self) -> list[tuple[int, EventLogEntry]]:
-        """(slot, entry) for the occupied slots, in slot order."""
-        return sorted(self._slots.items())
+        """(slot, entry) for every entry shown, in slot order (a flag slot's remote entry first)."""
+        shown = [(slot, entry) for slot, entries in self._flags.items() for entry in entries]
+        shown += self._ring.items()
+        return sorted(shown, key=lambda item: item[0])
+
+    def load(self, entries: list[tuple[int | None, EventLogEntry]], next_index: int) -> None:
+        """Replace the whole log (a restored snapshot); ValueError when the slots are not
+        the log's own, or the numbering would repeat an index."""
+        self._ring, self._flags = {}, {}
+        for slot, entry in entries:
+            if slot is None:
+                raise ValueError(f"event-log entry {entry.index} without a slot")
+            if FLAG_SLOTS.get(entry.event_type, slot if slot in RING else None) != slot:
+                raise ValueError(f"event-log slot {slot} cannot hold {EVENT_LOG_TYPE_NAMES[entry.event_type]}")
+            if slot in RING:
+                if slot in self._ring:
+                    raise ValueError(f"event-log slot {slot} holds two entries")
+                self._ring[slot] = entry
+            else:
+                self._flags.setdefault(slot, []).append(entry)
+        for slot, shown in self._flags.items():
+            if len(shown) > 2 or (len(shown) == 2 and {e.location for e in shown if e.active} != set(Location)):
+                raise ValueError(f"event-log slot {slot} holds more than one active local and remote entry")
+            shown.sort(key=lambda e: e.location is not Location.REMOTE)
+        highest = max((entry.index for _, entry in entries), default=0)
+        if next_index <= highest:
+            raise ValueError(f"next index {next_index} is not above the log's highest index {highest}")
+        self.next_index = next_index

@@ -1,22 +1,39 @@
-"""The four monitors: errors counted over windows that never overlap.
+"""One monitor: its window over counter samples and its state machine (57.5.3).
 
 Windows are measured on the samples' clock: a window opens at a sample and closes at the
 first sample at or after its end; the errors it reports are those of the samples it
 spans.  Late or uneven samples stretch a window, they never split or overlap one.  The
 errored-frame-period window closes, checked once per second, when it has seen the
 configured number of received frames.
+
+The state machine is the table `TRANSITIONS`, read at the end of every window whose
+errors matter (the reference's behaviour, with the link-monitoring reference's choices):
+
+* reaching sf-threshold fails the monitor (a failed monitor raises nothing new and
+  reports no degrade until its failure is cleared);
+* reaching only sd-threshold degrades it, once: a degrade ends when a window ends below
+  sd-threshold;
+* a failed symbol monitor with an sd-threshold recovers by itself when a window ends
+  below it; frame monitors never do.
+
+Outside the windows: `cleared` (the clear command, a link flap, new thresholds) returns
+the monitor to OK, `restore` puts back a saved failure or degrade, and a counter the
+source stops providing makes it UNAVAILABLE until the counter returns, when it resumes
+the state it had.  Nothing outside this class assigns `state`.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 
 import attrs
 
 from efmoam.core.linkmon.counters import COUNTERS
+from efmoam.core.linkmon.eventlog import Severity
+from efmoam.core.linkmon.kinds import FACTS, MonitorKind
 from efmoam.core.linkmon.rates import min_frames_per_second, symbols_per_second
-from efmoam.core.linkmon.settings import WINDOW_LIMITS, MonitorKind, MonitorSettings
-from pdu import EventLogType, EventTlvType
+from efmoam.core.linkmon.settings import MonitorSettings
 
 
 class MonitorState(enum.Enum):
@@ -26,37 +43,61 @@ class MonitorState(enum.Enum):
     UNAVAILABLE = "unavailable"  #: the counter source lacks a counter this monitor needs
 
 
+class Verdict(enum.Enum):
+    """What a closed window means for the monitor's events."""
+
+    FAILED = "failed"  #: raise a signal failure
+    DEGRADED = "degraded"  #: raise a signal degrade
+    DEGRADE_ENDED = "degrade_ended"  #: the degrade is over
+    RECOVERED = "recovered"  #: the failure is over (symbol monitor with sd-threshold)
+
+
 @attrs.frozen
-class MonitorKindInfo:
-    """What distinguishes one monitor from another."""
+class Window:
+    """A closed window as the guards read it."""
 
-    counters: tuple[str, ...]  #: the counters it needs
-    wire_type: EventTlvType
-    log_type: EventLogType
+    errors: int
+    sf: int
+    sd: int | None
+    recovers: bool  #: the monitor recovers from a failure by itself (symbols with sd-threshold)
 
 
-KINDS: dict[MonitorKind, MonitorKindInfo] = {
-    MonitorKind.ERRORED_SYMBOL_PERIOD: MonitorKindInfo(
-        ("symbol_errors",), EventTlvType.ERRORED_SYMBOL_PERIOD, EventLogType.ERRORED_SYMBOL_EVENT
-    ),
-    MonitorKind.ERRORED_FRAME: MonitorKindInfo(
-        ("errored_frames",), EventTlvType.ERRORED_FRAME, EventLogType.ERRORED_FRAME_EVENT
-    ),
-    MonitorKind.ERRORED_FRAME_PERIOD: MonitorKindInfo(
-        ("errored_frames", "frames_received"),
-        EventTlvType.ERRORED_FRAME_PERIOD,
-        EventLogType.ERRORED_FRAME_PERIOD_EVENT,
-    ),
-    MonitorKind.ERRORED_FRAME_SECONDS: MonitorKindInfo(
-        ("errored_frames",), EventTlvType.ERRORED_FRAME_SECONDS_SUMMARY, EventLogType.ERRORED_FRAME_SECONDS_EVENT
-    ),
-}
+Guard = Callable[[Window], bool]
 
-#: the kind whose wire TLV type is this (IEEE numbering)
-KIND_OF_WIRE_TYPE = {info.wire_type: kind for kind, info in KINDS.items()}
+
+def reaches_sf(w: Window) -> bool:
+    return w.errors >= w.sf
+
+
+def reaches_sd(w: Window) -> bool:
+    return w.sd is not None and w.errors >= w.sd
+
+
+def below_sd(w: Window) -> bool:
+    return not reaches_sd(w)
+
+
+def recovers_below_sd(w: Window) -> bool:
+    return w.recovers and w.sd is not None and w.errors < w.sd
+
+
+M, V = MonitorState, Verdict
+#: (state, guard, next state, verdict); within a state the first matching row wins, and a
+#: window no row matches changes nothing
+TRANSITIONS: tuple[tuple[MonitorState, Guard, MonitorState, Verdict], ...] = (
+    (M.OK, reaches_sf, M.FAILED, V.FAILED),
+    (M.OK, reaches_sd, M.DEGRADED, V.DEGRADED),
+    (M.DEGRADED, reaches_sf, M.FAILED, V.FAILED),  # the failure replaces the degrade
+    (M.DEGRADED, below_sd, M.OK, V.DEGRADE_ENDED),
+    (M.FAILED, recovers_below_sd, M.OK, V.RECOVERED),
+)
+_ROWS: dict[MonitorState, list[tuple[Guard, MonitorState, Verdict]]] = {state: [] for state in MonitorState}
+for _state, _guard, _next, _verdict in TRANSITIONS:
+    _ROWS[_state].append((_guard, _next, _verdict))
 
 PERIOD_CHECK_INTERVAL = 1.0  #: the frame-period window is checked once per second
 COUNTER_FRAMES = COUNTERS.index("frames_received")
+_RESTORED = {Severity.FAILURE: MonitorState.FAILED, Severity.DEGRADE: MonitorState.DEGRADED}
 
 
 class Monitor:
@@ -68,16 +109,17 @@ class Monitor:
 
     def __init__(self, kind: MonitorKind, settings: MonitorSettings) -> None:
         self.kind = kind
-        self.info = KINDS[kind]
+        self.facts = FACTS[kind]
         self.state = MonitorState.OK
         self.error_total = 0  #: errors (errored seconds for the summary) since reset
         self.event_total = 0  #: events raised since reset
         self.last_errors: int | None = None  #: errors of the last closed window
         self.unavailable_reported = False
         self._resume = MonitorState.OK  # the state to return to when the counter is back
-        self._needs = tuple(COUNTERS.index(name) for name in self.info.counters)
+        self._needs = tuple(COUNTERS.index(name) for name in self.facts.counters)
         self._errors_at = self._needs[0]
         self._period = kind is MonitorKind.ERRORED_FRAME_PERIOD
+        self._seconds = kind is MonitorKind.ERRORED_FRAME_SECONDS
         self._unavailable = False
         self.configure(settings, None, None)
         self.restart()
@@ -85,12 +127,11 @@ class Monitor:
     def configure(self, settings: MonitorSettings, speed_mbps: int | None, symbol_rate: int | None) -> None:
         """Take new settings or a new link speed (in the current window)."""
         self.settings = settings
-        default = WINDOW_LIMITS[self.kind][0]
         #: the window in seconds (the period monitor's is in frames, `wire_window`)
-        self.window_seconds = settings.window if settings.window is not None else (default or 1.0)
+        self.window_seconds = settings.window if settings.window is not None else (self.facts.default_window or 1.0)
         if self.kind is MonitorKind.ERRORED_SYMBOL_PERIOD:
             wire = round(self.window_seconds * (symbol_rate or symbols_per_second(speed_mbps)))
-        elif self.kind is MonitorKind.ERRORED_FRAME_PERIOD:
+        elif self._period:
             wire = int(settings.window or min_frames_per_second(speed_mbps))
         else:
             wire = round(self.window_seconds * 10)  # 100 ms units
@@ -98,7 +139,41 @@ class Monitor:
         self.wire_window = wire
         #: the lowest threshold an event needs: below it a window is simply clean
         self.lowest_threshold = settings.sd or settings.sf_threshold
+        self._recovers = self.kind is MonitorKind.ERRORED_SYMBOL_PERIOD
         self._span = self.window_seconds - 1e-9  # a sample this late after the start closes the window
+
+    # -- the state machine -------------------------------------------------------------
+
+    def judge(self, errors: int) -> Verdict | None:
+        """A window closed with `errors`: move along `TRANSITIONS`; returns the verdict."""
+        window = Window(errors, self.settings.sf_threshold, self.settings.sd, self._recovers)
+        for guard, state, verdict in _ROWS[self.state]:
+            if guard(window):
+                self.state = state
+                if verdict in (Verdict.FAILED, Verdict.DEGRADED):
+                    self.event_total += 1
+                return verdict
+        return None
+
+    def matters(self, errors: int) -> bool:
+        """Whether a window with `errors` can change anything (else it is simply clean)."""
+        return errors >= self.lowest_threshold or self.state is not MonitorState.OK
+
+    def cleared(self) -> None:
+        """Its events were cleared: back to OK (remembered for later while unavailable)."""
+        if self._unavailable:
+            self._resume = MonitorState.OK
+        else:
+            self.state = MonitorState.OK
+
+    def restore(self, severity: Severity) -> None:
+        """A saved event of this monitor is active again: failed or degraded."""
+        if self._unavailable:
+            self._resume = _RESTORED[severity]
+        else:
+            self.state = _RESTORED[severity]
+
+    # -- windows -----------------------------------------------------------------------
 
     def restart(self) -> None:
         """Forget the current window; the next sample opens a new one."""
@@ -108,13 +183,6 @@ class Monitor:
         self._frames = 0
         self._last_check = 0.0
         self._last_errored_second = -1
-
-    def reset_state(self) -> None:
-        """Back to OK (events cleared), remembered for later if the counter is missing now."""
-        if self._unavailable:
-            self._resume = MonitorState.OK
-        else:
-            self.state = MonitorState.OK
 
     def missing(self, deltas: tuple[int | None, ...]) -> tuple[str, ...]:
         """The counters this monitor needs that the sample lacks."""
@@ -135,7 +203,7 @@ class Monitor:
             self._open(now)
             return None
         if errors:
-            if self.kind is MonitorKind.ERRORED_FRAME_SECONDS:
+            if self._seconds:
                 second = int(now - start - 1e-9)  # the second of the window this sample ends
                 if second > self._last_errored_second:
                     self._last_errored_second = second

@@ -13,30 +13,15 @@ from typing import Any
 
 import attrs
 
+from efmoam.core.linkmon.kinds import FACTS, MonitorKind
+from pdu.enums import Flag
+
 
 class PortAction(enum.Enum):
     """What an event does to the port."""
 
     OUT_OF_SERVICE = "out-of-service"
     LOG_ONLY = "log-only"
-
-
-class MonitorKind(enum.Enum):
-    """The four monitors, named as in the configuration."""
-
-    ERRORED_SYMBOL_PERIOD = "errored-symbol-period"
-    ERRORED_FRAME = "errored-frame"
-    ERRORED_FRAME_PERIOD = "errored-frame-period"
-    ERRORED_FRAME_SECONDS = "errored-frame-seconds-summary"
-
-
-#: per monitor: (default window, lowest, highest); seconds, except frames for the period monitor
-WINDOW_LIMITS: dict[MonitorKind, tuple[float | None, float, float]] = {
-    MonitorKind.ERRORED_SYMBOL_PERIOD: (1.0, 1.0, 60.0),
-    MonitorKind.ERRORED_FRAME: (1.0, 1.0, 60.0),
-    MonitorKind.ERRORED_FRAME_PERIOD: (None, 1.0, float(0xFFFFFFFF)),  # None: one second of minimum frames
-    MonitorKind.ERRORED_FRAME_SECONDS: (60.0, 10.0, 900.0),
-}
 
 
 @attrs.frozen
@@ -56,7 +41,7 @@ class MonitorSettings:
 
     def check(self, kind: MonitorKind) -> None:
         """Raise ValueError when a value is out of range for `kind`."""
-        _, low, high = WINDOW_LIMITS[kind]
+        low, high = FACTS[kind].window_limits
         if self.window is not None and not low <= self.window <= high:
             raise ValueError(f"{kind.value} window must be between {low:g} and {high:g}, not {self.window:g}")
         if self.sf_threshold < 1:
@@ -86,9 +71,15 @@ class PeerActions:
     critical_event: PortAction = PortAction.OUT_OF_SERVICE
     event_notification: PortAction = PortAction.LOG_ONLY
 
+    def for_flag(self, flag: Flag) -> PortAction:
+        """The action for the peer's Link Fault, Dying Gasp or Critical Event flag."""
+        if flag is Flag.LINK_FAULT:
+            return self.link_fault
+        return self.dying_gasp if flag is Flag.DYING_GASP else self.critical_event
+
 
 def _check_monitor(_inst: Any, attribute: Any, value: MonitorSettings) -> None:
-    value.check(next(kind for kind, name in _FIELD.items() if name == attribute.name))
+    value.check(next(facts.kind for facts in FACTS.values() if facts.key == attribute.name))
 
 
 @attrs.frozen
@@ -105,20 +96,13 @@ class LinkMonitoringSettings:
     #: symbols per second of the PHY; None: derived from the link speed
     symbol_rate: int | None = None
 
-    @staticmethod
-    def key(kind: MonitorKind) -> str:
-        """The configuration key of a monitor (errored_frame_seconds, ...)."""
-        return _FIELD[kind]
-
     def monitor(self, kind: MonitorKind) -> MonitorSettings:
         """The settings of one monitor."""
-        value: MonitorSettings = getattr(self, _FIELD[kind])
+        value: MonitorSettings = getattr(self, FACTS[kind].key)
         return value
 
 
-_FIELD = {
-    MonitorKind.ERRORED_SYMBOL_PERIOD: "errored_symbol_period",
-    MonitorKind.ERRORED_FRAME: "errored_frame",
-    MonitorKind.ERRORED_FRAME_PERIOD: "errored_frame_period",
-    MonitorKind.ERRORED_FRAME_SECONDS: "errored_frame_seconds",
-}
+# the monitors' fields are named by the table's keys
+assert [a.name for a in attrs.fields(LinkMonitoringSettings) if a.name.startswith("errored_")] == [
+    facts.key for facts in FACTS.values()
+]

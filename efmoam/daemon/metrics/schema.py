@@ -20,12 +20,12 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from efmoam.core.linkmon import LinkMonitoringSettings, MonitorKind
 from efmoam.core.linkmon.counters import COUNTERS
-from efmoam.core.linkmon.engine import holders_of
 from efmoam.core.linkmon.eventlog import EventLogEntry
+from efmoam.core.linkmon.events import holders_of
+from efmoam.core.linkmon.kinds import FACTS, MonitorKind
 from efmoam.core.linkmon.monitors import MonitorState
-from efmoam.core.outputs import PeerInfo
+from efmoam.core.outputs import DropReason, PeerInfo, PeerQuirk
 from efmoam.core.stats import RFC4878_NAMES, OamStatistics
 from efmoam.daemon.metrics.telemetry import EVENT_CLASSES, NO_EVENTS, RuntimeLike, Telemetry
 from efmoam.daemon.views import OPER_STATUS_NAMES
@@ -64,9 +64,8 @@ class Group:
 STAT_FIELDS = tuple(attribute.name for attribute in attrs.fields(OamStatistics))  #: in RFC 4878 order
 #: drop reasons of OAMPDUs that are broken (not merely frames of another protocol)
 MALFORMED = frozenset(reason.value for reason in DecodeReason if not reason.not_oampdu)
-RATE_LIMIT = "rate_limit"
 #: drop reasons always exposed (0 until they happen), so that increase() sees the first one
-ALWAYS_DROPPED = (RATE_LIMIT, "loop", "second_peer")
+ALWAYS_DROPPED = (DropReason.RATE_LIMIT.value, DropReason.LOOP.value, DropReason.SECOND_PEER.value)
 OPER_STATUSES = tuple(OPER_STATUS_NAMES.items())
 
 # -- one unlabelled value per port --------------------------------------------------------
@@ -165,7 +164,7 @@ def _read_monitors(runtime: RuntimeLike, _telemetry: Telemetry, _offset: float) 
 
 def _monitor_samples(monitors: MonitorValues) -> Iterator[Sample]:
     for kind, state, last_errors, error_total, event_total in monitors:
-        name = LinkMonitoringSettings.key(kind)
+        name = FACTS[kind].key
         if last_errors is not None:
             yield MONITOR_WINDOW_ERRORS, (name,), last_errors
         yield MONITOR_ERRORS, (name,), error_total
@@ -204,7 +203,7 @@ EventValues = tuple[bool, tuple[EventLogEntry, ...], tuple[int, ...]]
 def _read_events(runtime: RuntimeLike, telemetry: Telemetry, _offset: float) -> EventValues:
     port = runtime.port
     active = port.link_monitoring.active
-    entries = tuple([event.entry for event in active.values()]) if active else ()
+    entries = active.entries() if len(active) else ()
     return port.out_of_service, entries, telemetry.events_raised.get(runtime.name, NO_EVENTS)
 
 
@@ -253,7 +252,7 @@ RX_DROPPED = Family(
 
 
 def _read_drops(runtime: RuntimeLike, _telemetry: Telemetry, _offset: float) -> tuple[tuple[str, int], ...]:
-    return (*runtime.port.drops.items(), (RATE_LIMIT, runtime.rx_rate_limited))
+    return (*runtime.port.drops.items(), (DropReason.RATE_LIMIT.value, runtime.rx_rate_limited))
 
 
 def _drop_samples(drops: tuple[tuple[str, int], ...]) -> Iterator[Sample]:
@@ -265,8 +264,21 @@ def _drop_samples(drops: tuple[tuple[str, int], ...]) -> Iterator[Sample]:
 
 DROPS = Group((RX_DROPPED,), _read_drops, _drop_samples)
 
+PEER_QUIRKS = Family(
+    "efmoam_peer_quirks_total",
+    "counter",
+    "Nonstandard habits of the peer that were worked around, by reason (sequence_reused: a new Event"
+    " Notification with the previous sequence number)",
+    ("reason",),
+)
+QUIRKS = Group(
+    (PEER_QUIRKS,),
+    lambda runtime, _telemetry, _offset: tuple(runtime.port.quirks.get(quirk.value, 0) for quirk in PeerQuirk),
+    lambda counts: ((PEER_QUIRKS, (quirk.value,), count) for quirk, count in zip(PeerQuirk, counts, strict=True)),
+)
+
 #: every group, in the order their families are exposed
-GROUPS = (DISCOVERY, PEER, PORT_VALUES, MONITORS, EVENTS, COUNTER_SOURCE, DROPS)
+GROUPS = (DISCOVERY, PEER, PORT_VALUES, MONITORS, EVENTS, COUNTER_SOURCE, DROPS, QUIRKS)
 #: every family, in exposition order
 FAMILIES = tuple(family for group in GROUPS for family in group.families)
 assert len(set(FAMILIES)) == len(FAMILIES), "a family in two groups"

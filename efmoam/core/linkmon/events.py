@@ -1,0 +1,129 @@
+"""The active events of a port: the truth about what acts on it now.
+
+An event is keyed by where it happened and what raised it (`EventKey`): one of the
+four monitors (57.5.3) or one of the three critical flags of the Flags field
+(57.4.2.1), local or remote.  At most one event per key is active, so at most eight
+monitor events and six flag events.
+
+The set is self-contained: an active event carries its own log entry, so nothing is
+ever looked up in the event log (a display, which may drop what is over).  What events
+imply is derived here and nowhere else, recomputed whenever the set changes:
+
+* the Information flags they set (a local failure's info-notification flags, the
+  flags our own client set);
+* whether the port is out of service, and which events hold it there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import attrs
+
+from efmoam.core.linkmon.eventlog import EventLogEntry, Location
+from efmoam.core.linkmon.kinds import MonitorKind
+from pdu.enums import CRITICAL_FLAGS, Flag
+
+NO_FLAGS = Flag(0)
+
+
+@attrs.frozen
+class EventKey:
+    """What raised an event, and where."""
+
+    location: Location
+    source: MonitorKind | Flag  #: a monitor, or one of the three critical flags
+
+    def __attrs_post_init__(self) -> None:
+        if isinstance(self.source, Flag) and (self.source not in CRITICAL_FLAGS or self.source.bit_count() != 1):
+            raise ValueError(f"an event's flag is one critical flag, not {self.source!r}")
+
+    @property
+    def is_flag(self) -> bool:
+        return isinstance(self.source, Flag)
+
+    def view(self) -> dict[str, str]:
+        """As plain data: ``{"location": "local", "monitor": "errored-frame"}`` or ``{..., "flag": "dying_gasp"}``."""
+        if isinstance(self.source, Flag):
+            return {"location": self.location.value, "flag": str(self.source.name).lower()}
+        return {"location": self.location.value, "monitor": self.source.value}
+
+    @classmethod
+    def from_view(cls, view: object) -> EventKey:
+        """Read `view` back; ValueError names what is wrong."""
+        if not isinstance(view, dict) or set(view) not in ({"location", "monitor"}, {"location", "flag"}):
+            raise ValueError(f"an event key is a location and a monitor or a flag, not {view!r}")
+        try:
+            location = Location(view["location"])
+            if "monitor" in view:
+                return cls(location, MonitorKind(view["monitor"]))
+            flag = Flag[str(view["flag"]).upper()]
+        except (KeyError, ValueError, TypeError):
+            raise ValueError(f"event key {view!r} names no location, monitor or flag") from None
+        return cls(location, flag)
+
+
+@attrs.frozen
+class ActiveEvent:
+    """An active event: its log entry, and the Information flags it sets while it lasts."""
+
+    key: EventKey
+    entry: EventLogEntry
+    flags: Flag = NO_FLAGS
+
+
+class ActiveEvents:
+    """The active events of a port, and what they imply."""
+
+    def __init__(self) -> None:
+        self._events: dict[EventKey, ActiveEvent] = {}
+        self.info_flags = NO_FLAGS  #: the Information flags the active events set
+        self.out_of_service = False  #: whether an active event holds the port out of service
+
+    def add(self, event: ActiveEvent) -> ActiveEvent | None:
+        """Make `event` active; returns the event of the same key it replaces, if any."""
+        old = self._events.pop(event.key, None)
+        self._events[event.key] = event
+        self._derive()
+        return old
+
+    def remove(self, key: EventKey) -> ActiveEvent | None:
+        """End the event of `key`; returns it (None when none was active)."""
+        event = self._events.pop(key, None)
+        if event is not None:
+            self._derive()
+        return event
+
+    def _derive(self) -> None:
+        flags = 0  # ints: IntFlag arithmetic is slow
+        out = False
+        for event in self._events.values():
+            flags |= event.flags
+            out = out or event.entry.port_affecting
+        self.info_flags = Flag(flags)
+        self.out_of_service = out
+
+    def get(self, key: EventKey) -> ActiveEvent | None:
+        return self._events.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._events
+
+    def __iter__(self) -> Iterator[ActiveEvent]:
+        """The active events, as they are now (the set may change while they are iterated)."""
+        return iter(list(self._events.values()))
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def entries(self) -> tuple[EventLogEntry, ...]:
+        return tuple(event.entry for event in self._events.values())
+
+    def holders(self) -> tuple[str, ...]:
+        """Why the port is out of service: one name per event that holds it."""
+        return holders_of(self.entries())
+
+
+def holders_of(entries: tuple[EventLogEntry, ...] | list[EventLogEntry]) -> tuple[str, ...]:
+    """The names of the entries that hold a port out of service (``local errored_frame_event``)."""
+    return tuple(f"{entry.location.value} {entry.event_type.name.lower()}" for entry in entries if entry.port_affecting)

@@ -1,0 +1,191 @@
+"""What one port sends, and when: the Transmit state machine of 57.3.2.2 in effect.
+
+* At most 10 OAMPDUs in any second (`pacing.TxBudget`), with a reserve for keep-alives.
+* While ``local_pdu`` lets the port send, an Information OAMPDU at least every transmit
+  interval, and another one at once (within the budget) whenever what it carries
+  changes.  Only Information OAMPDUs go out outside SEND_ANY (``local_pdu`` INFO or
+  LF_INFO); in LF_INFO they carry no TLVs (57.3.1.3).
+* Other OAMPDUs wait in a bounded queue (``tx_queue_limit``; a full queue loses the
+  OAMPDU, counted in dot3OamFramesLostDueToOAM).  Their Flags field is filled in when
+  they leave, so it is never stale.  A changed Information goes before them; a
+  keep-alive never passes a waiting OAMPDU twice in a row, so neither starves.
+
+The Information frame is encoded once per content (`InformationContent`) and reused
+for every keep-alive until the content changes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import attrs
+
+from efmoam.core.discovery import LocalPdu
+from efmoam.core.errors import LocalProtocolError
+from efmoam.core.outputs import DropReason, FrameDropped, Transmit
+from efmoam.core.pacing import TxBudget
+from efmoam.core.stats import OamStatistics
+from pdu.codec import encode
+from pdu.enums import Code, Flag, InfoTlvType
+from pdu.errors import EncodeError
+from pdu.model import Information, InfoTlv, Oampdu, OrgSpecificTlv
+
+
+@attrs.frozen
+class InformationContent:
+    """Everything an Information OAMPDU carries, and the size it must fit."""
+
+    flags: Flag
+    link_fault_only: bool  #: ``local_pdu`` LF_INFO: no TLVs
+    local: InfoTlv
+    peer: InfoTlv | None  #: echoed as the Remote Information TLV
+    org_specific: tuple[int, bytes] | None
+    limit: int  #: the largest OAMPDU the peer and we accept
+
+    def pdu(self, mac: str) -> Information:
+        tlvs: list[Any] = []
+        if not self.link_fault_only:
+            tlvs.append(self.local)
+            if self.peer is not None:
+                tlvs.append(attrs.evolve(self.peer, type=InfoTlvType.REMOTE))
+            if self.org_specific is not None:
+                tlvs.append(OrgSpecificTlv(*self.org_specific))
+        return Information(mac, self.flags, tuple(tlvs))
+
+
+@attrs.frozen
+class _Queued:
+    """An OAMPDU waiting for the budget; its flags are filled in when it is sent."""
+
+    pdu: Oampdu
+    duplicate: bool  #: an Event Notification repeating the previous one (a burst)
+
+
+class Transmitter:
+    """The transmit side of one port; counts what it sends in `stats`."""
+
+    def __init__(self, mac: str, stats: OamStatistics, interval: float, now: float) -> None:
+        self.mac = mac
+        self.stats = stats
+        self._budget = TxBudget()
+        self._interval = 0.0
+        self.set_interval(interval)
+        self._queue: deque[_Queued] = deque()
+        self._content: InformationContent | None = None
+        self._frame: Transmit | None = None
+        self._due = now  #: when the next Information OAMPDU is due
+        self._urgent = False  #: the Information to send carries a change
+        self._last_sent_info = False  #: whether the last OAMPDU sent was an Information
+
+    def set_interval(self, interval: float) -> None:
+        if interval != self._interval:
+            self._interval = interval
+            self._budget.reserve_for(interval)
+
+    @property
+    def content(self) -> InformationContent | None:
+        """What the Information OAMPDUs carry now."""
+        return self._content
+
+    def set_information(self, content: InformationContent, now: float) -> None:
+        """The Information OAMPDU carries `content` from now on: a change goes out at once."""
+        if content == self._content:
+            return
+        self._content = content
+        self._frame = Transmit(encode(content.pdu(self.mac), content.limit), Code.INFORMATION)
+        self._due = now
+        self._urgent = True
+
+    def information_due_now(self, now: float) -> None:
+        """Send an Information OAMPDU at the next chance (Discovery changed state)."""
+        self._due = now
+
+    # -- the queue ---------------------------------------------------------------------
+
+    def enqueue(self, pdu: Oampdu, limit: int, queue_limit: int, duplicate: bool = False) -> bool:
+        """Queue an OAMPDU for the budget; False (counted as lost) when the queue is full.
+
+        It is encoded once here, so a PDU too large for the peer is refused at the call
+        (LocalProtocolError), never later in the event loop.
+        """
+        try:
+            encode(pdu, limit)
+        except EncodeError as exc:
+            raise LocalProtocolError(f"cannot send {type(pdu).__name__}: {exc}") from exc
+        if len(self._queue) >= queue_limit:
+            self.stats.frames_lost_due_to_oam += 1
+            return False
+        self._queue.append(_Queued(pdu, duplicate))
+        return True
+
+    @property
+    def queued(self) -> int:
+        """OAMPDUs waiting for the budget."""
+        return len(self._queue)
+
+    def drop_duplicates(self) -> None:
+        """Forget queued repeats of an earlier Event Notification (a newer one follows)."""
+        self._queue = deque(q for q in self._queue if not q.duplicate)
+
+    def discard(self) -> None:
+        """Discovery entered FAULT: what waits can no longer be sent (counted as lost)."""
+        self.stats.frames_lost_due_to_oam += len(self._queue)
+        self._queue.clear()
+
+    # -- sending -----------------------------------------------------------------------
+
+    def next_deadline(self, mode: LocalPdu) -> float | None:
+        """When something may be sent next (None: nothing can be sent in this mode)."""
+        if mode is LocalPdu.RX_INFO:
+            return None
+        send = self._budget.next_free(self._due)
+        if self._queue and mode is LocalPdu.ANY:
+            send = min(send, self._budget.next_free(0.0, information=False))
+        return send
+
+    def service(self, now: float, mode: LocalPdu, flags: Flag) -> list[Transmit | FrameDropped]:
+        """Send what is due and what the budget allows, Information first; `flags` is the
+        Flags field of the other OAMPDUs."""
+        if mode is LocalPdu.RX_INFO:
+            self._due = now
+            return []
+        queued = bool(self._queue) and mode is LocalPdu.ANY
+        if self._due > now and not queued:
+            return []  # nothing due (the steady state between keep-alives)
+        sent: list[Transmit | FrameDropped] = []
+        budget = self._budget
+        info = self._frame
+        assert info is not None, "set_information before sending"
+        while True:
+            info_due = self._due <= now
+            queued = bool(self._queue) and mode is LocalPdu.ANY
+            if not (info_due or queued) or not budget.available(now):
+                break
+            waiting = queued and budget.available(now, information=False)
+            if info_due and (self._urgent or not (waiting and self._last_sent_info)):
+                budget.spend(now)
+                sent.append(info)
+                self.stats.information_tx += 1
+                self._due = now + self._interval
+                self._last_sent_info = True
+                self._urgent = False
+            elif waiting:
+                sent.append(self._send_queued(now, flags))
+                self._last_sent_info = False
+            else:
+                break
+        return sent
+
+    def _send_queued(self, now: float, flags: Flag) -> Transmit | FrameDropped:
+        queued = self._queue.popleft()
+        pdu = attrs.evolve(queued.pdu, flags=flags)
+        assert self._content is not None
+        try:
+            frame = encode(pdu, self._content.limit)
+        except EncodeError as exc:  # the peer's limit shrank since it was queued
+            self.stats.frames_lost_due_to_oam += 1
+            return FrameDropped(DropReason.TOO_LARGE_FOR_PEER, str(exc))
+        self._budget.spend(now, information=False)
+        self.stats.sent(pdu.code, queued.duplicate)
+        return Transmit(frame, pdu.code)
