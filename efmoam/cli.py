@@ -196,7 +196,7 @@ def show_port(port: str | None, what: str | None, fmt: str, socket_path: str) ->
             result = {"schema": result["schema"], "name": result["name"], "event_log": result["event_log"]}
             text = render.render_event_log(result)
         elif what == "statistics":
-            result = {k: result[k] for k in ("schema", "name", "statistics", "drops")}
+            result = {k: result[k] for k in ("schema", "name", "statistics", "drops", "peer_quirks")}
             text = render.render_statistics(result)
         else:
             text = render.render_port(result)
@@ -220,7 +220,7 @@ def clear_port(port: str, what: str, location: str | None, socket_path: str) -> 
     Clearing events ends every active event of that location, returns the port to
     service when nothing else holds it out, and clears the Information flags local
     events had set; the event log keeps the entries, marked cleared.  Clearing
-    statistics sets the RFC 4878 counters and the drop counters back to zero.
+    statistics sets the RFC 4878 counters, the drop and the peer quirk counters back to zero.
     """
     if what == "statistics" and location is not None:
         raise click.UsageError("statistics take no location")

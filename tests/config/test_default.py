@@ -20,7 +20,8 @@ from efmoam.config import (
 )
 from efmoam.config.loader import SCHEMA, Section
 from efmoam.config.model import DEFAULT_MATCH, DEFAULT_PHYSICAL_ONLY, DaemonConfig, PortProfile
-from efmoam.core.linkmon.settings import WINDOW_LIMITS, LinkMonitoringSettings, MonitorKind, PortAction
+from efmoam.core.linkmon.kinds import FACTS, MonitorKind
+from efmoam.core.linkmon.settings import LinkMonitoringSettings, PortAction
 from efmoam.core.settings import PortSettings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +56,7 @@ def test_the_default_monitors_everything_and_takes_nothing_out_of_service() -> N
     for kind in MonitorKind:
         monitor = link_monitoring.monitor(kind)
         assert monitor.enabled, kind
-        assert (monitor.window or WINDOW_LIMITS[kind][0]) == WINDOW_LIMITS[kind][0], kind  # the standard window
+        assert (monitor.window or FACTS[kind].default_window) == FACTS[kind].default_window, kind  # the standard window
     assert link_monitoring.local_sf_action.port_action is PortAction.LOG_ONLY
     assert all(action is PortAction.LOG_ONLY for action in attrs.astuple(link_monitoring.peer_actions))
 
@@ -64,7 +65,7 @@ def test_the_default_differs_from_the_code_defaults_only_where_it_says() -> None
     """Defaults live in code: default.yaml repeats them, except for these deliberate choices."""
     code = LinkMonitoringSettings()
     monitors = {
-        attribute.name: attrs.evolve(getattr(code, attribute.name), enabled=True, window=WINDOW_LIMITS[kind][0])
+        attribute.name: attrs.evolve(getattr(code, attribute.name), enabled=True, window=FACTS[kind].default_window)
         for attribute, kind in zip(attrs.fields(LinkMonitoringSettings)[1:5], MonitorKind, strict=True)
     }
     expected = PortProfile(

@@ -260,6 +260,7 @@ PORT = {
     "event_log": [EVENT],
     "statistics": STATISTICS,
     "drops": {},
+    "peer_quirks": {},
     "ifindex": INT,
     "counters": {"source": STR, "provides": {"errored_frames": STR, "frames_received": STR}, "error": OPT_STR},
     "action": {"backend": STR, "applied": BOOL, "error": OPT_STR},
@@ -307,7 +308,10 @@ def test_json_schema(lab: Lab) -> None:
     event_log = lab.a.show("veth0", "event-log")
     assert check_schema(event_log, {"schema": INT, "name": STR, "event_log": [EVENT]}) == []
     statistics = lab.a.show("veth0", "statistics")
-    assert check_schema(statistics, {"schema": INT, "name": STR, "statistics": STATISTICS, "drops": {}}) == []
+    assert (
+        check_schema(statistics, {"schema": INT, "name": STR, "statistics": STATISTICS, "drops": {}, "peer_quirks": {}})
+        == []
+    )
     summary = lab.a.show()
     assert check_schema(summary, SUMMARY) == []
     assert summary["schema"] == 1

@@ -15,11 +15,7 @@ from efmoam.core.linkmon.eventlog import EventLogEntry
 from efmoam.core.outputs import EventLogged
 from pdu import EventLogType
 
-EVENT_KEYS = {
-    "schema", "kind", "port", "slot", "index", "location", "type", "type_number", "severity", "active", "window",
-    "threshold", "errors", "error_running_total", "event_running_total", "port_affecting", "action",
-    "event_monotonic", "event_time", "monotonic", "time",
-}  # fmt: skip
+EVENT_KEYS = {"schema", "kind", "port", "action", "monotonic", "time", "event"}
 ACTION_KEYS = {"schema", "kind", "port", "action", "reasons", "backend", "result", "error", "monotonic", "time"}
 
 from efmoam.daemon.eventstream import EventStream  # noqa: E402
@@ -28,8 +24,8 @@ from efmoam.daemon.eventstream import EventStream  # noqa: E402
 def logged(active: bool = True) -> EventLogged:
     entry = EventLogEntry(
         index=3, location=Location.LOCAL, event_type=EventLogType.ERRORED_FRAME_EVENT, severity=Severity.FAILURE,
-        time=10.0, window=10, threshold=5, value=20, running_total=20, event_total=1, port_affecting=True,
-        active=active,
+        time=10.0, wall_time=1010.0, window=10, threshold=5, value=20, running_total=20, event_total=1,
+        port_affecting=True, active=active,
     )  # fmt: skip
     return EventLogged(4, entry)
 
@@ -44,13 +40,13 @@ def test_an_event_and_an_action_on_stderr() -> None:
     )  # fmt: skip
     first, second = (json.loads(line) for line in stream.getvalue().splitlines())
     assert set(first) == EVENT_KEYS
-    assert first["type"] == "erroredFrameEvent" and first["type_number"] == 3
-    assert (first["severity"], first["window"], first["threshold"], first["errors"]) == ("sf", 10, 5, 20)
-    assert (first["error_running_total"], first["event_running_total"]) == (20, 1)
-    assert (first["event_monotonic"], first["event_time"], first["monotonic"], first["time"]) == (
-        10.0, 1010.0, 10.5, 1010.5,
-    )  # fmt: skip
-    assert first["action"] == "out-of-service" and first["kind"] == "event" and first["schema"] == 1
+    event = first["event"]
+    assert event == logged().entry.view(4)  # the one view of an entry, as show port and the saved state
+    assert event["type"] == "erroredFrameEvent" and event["type_number"] == 3 and event["slot"] == 4
+    assert (event["severity"], event["window"], event["threshold"], event["value"]) == ("sf", 10, 5, 20)
+    assert (event["running_total"], event["event_total"]) == (20, 1)
+    assert (event["time"], event["wall_time"], first["monotonic"], first["time"]) == (10.0, 1010.0, 10.5, 1010.5)
+    assert first["action"] == "out-of-service" and first["kind"] == "event" and first["schema"] == 2
     assert set(second) == ACTION_KEYS
     assert second["action"] == "out-of-service" and second["result"] == "applied"
     assert second["reasons"] == ["local errored_frame_event"]
@@ -136,14 +132,15 @@ def test_under_systemd_records_go_to_the_journal_with_fields(tmp_path: Path) -> 
         events.close()
         journal.close()
     fields = dict(line.split("=", 1) for line in entry.splitlines())
-    assert json.loads(fields["MESSAGE"])["type"] == "erroredFrameEvent"
+    assert json.loads(fields["MESSAGE"])["event"]["type"] == "erroredFrameEvent"
     assert fields["SYSLOG_IDENTIFIER"] == "efmoam"
-    assert (fields["EFMOAM_PORT"], fields["EFMOAM_TYPE"], fields["EFMOAM_SEVERITY"]) == (
+    assert (fields["EFMOAM_PORT"], fields["EFMOAM_EVENT_TYPE"], fields["EFMOAM_EVENT_SEVERITY"]) == (
         "eth0",
         "erroredFrameEvent",
         "sf",
     )
-    assert fields["EFMOAM_ERRORS"] == "20" and fields["EFMOAM_KIND"] == "event"
+    assert fields["EFMOAM_EVENT_VALUE"] == "20" and fields["EFMOAM_KIND"] == "event"
+    assert "EFMOAM_EVENT_WALL_TIME" in fields and "EFMOAM_EVENT" not in fields
     assert stderr.getvalue() == ""  # the journal got it, not the stderr stream
 
 

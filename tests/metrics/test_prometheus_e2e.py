@@ -142,8 +142,13 @@ def test_prometheus_sees_a_signal_failure_fire_and_resolve(lab: Lab) -> None:
             prometheus.wait()
 
     records = [json.loads(line) for line in events.read_text().splitlines()]
-    raised = [r for r in records if r["kind"] == "event" and r["active"] and r["type"] == "erroredFrameEvent"]
-    assert raised and raised[0]["severity"] == "sf" and raised[0]["errors"] == 20 and raised[0]["threshold"] == 5
+    raised = [
+        r
+        for r in records
+        if r["kind"] == "event" and r["event"]["active"] and r["event"]["type"] == "erroredFrameEvent"
+    ]
+    event = raised[0]["event"] if raised else {}
+    assert event and event["severity"] == "sf" and event["value"] == 20 and event["threshold"] == 5
     assert raised[0]["action"] == "out-of-service" and raised[0]["port"] == "veth0"
     actions = [(r["action"], r["result"]) for r in records if r["kind"] == "port_action"]
     assert actions[:2] == [("out-of-service", "applied"), ("in-service", "applied")]

@@ -37,5 +37,5 @@ def test_every_kind_of_container_is_shown() -> None:
         "  999   -                                 attribute_unsupported (0x21)",
         "  998   -                                 indication (0x7f)",
         "  1     -                                 01 0203",
-        "  2     -                                 000102030405060708",
+        "  2     aFramesTransmittedOK              000102030405060708",
     ]
