@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import attrs
 
-from pdu.enums import Code, EventTlvType, Flag, InfoTlvType, OamConfig
+from pdu.enums import Code, Flag, InfoTlvType, OamConfig
 
 
 def _flag(value: int) -> Flag:
@@ -253,9 +253,3 @@ Oampdu = (
     | UnsupportedPdu
 )
 
-EVENT_TLV_TYPES = (
-    EventTlvType.ERRORED_SYMBOL_PERIOD,
-    EventTlvType.ERRORED_FRAME,
-    EventTlvType.ERRORED_FRAME_PERIOD,
-    EventTlvType.ERRORED_FRAME_SECONDS_SUMMARY,
-)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from efmoam.lazy import exports
+from efmoam.core.exports import exports
 
 if TYPE_CHECKING:
     from efmoam.core.discovery import DiscoveryState as DiscoveryState, LocalPdu as LocalPdu

@@ -37,7 +37,7 @@ from efmoam.core.discovery import Conditions, DiscoveryState, LocalPdu, local_pd
 from efmoam.core.errors import LocalProtocolError
 from efmoam.core.linkmon import persist
 from efmoam.core.linkmon.counters import CounterSample
-from efmoam.core.linkmon.engine import LinkMonitoring, event_timestamp
+from efmoam.core.linkmon.engine import LinkMonitoring
 from efmoam.core.linkmon.eventlog import EventLogEntry, Location
 from efmoam.core.loopback import Conditions as LoopbackConditions, Input, Loopback
 from efmoam.core.outputs import (
@@ -123,7 +123,6 @@ class OamPort:
         #: the peer's nonstandard habits worked around, by `PeerQuirk` value
         self.quirks: dict[str, int] = {}
         self.state: DiscoveryState = S.FAULT
-        self._epoch = now
         self._link_ok = link_up
         self._half_duplex = half_duplex  #: the link is half duplex: OAM cannot run
         self._outputs: list[Output] = []
@@ -236,10 +235,6 @@ class OamPort:
     def event_log(self) -> list[tuple[int, EventLogEntry]]:
         """What the 12-slot event log shows, as (slot, entry) in slot order."""
         return self.link_monitoring.log.entries()
-
-    def timestamp(self, now: float) -> int:
-        """An Event Time Stamp: 100 ms units since the port started, wrapping at 16 bits."""
-        return event_timestamp(self._epoch, now)
 
     def update_mac_attributes(self, values: dict[int, int]) -> None:
         """Supply Clause 30 MAC statistics (leaf -> value) for variable retrieval."""

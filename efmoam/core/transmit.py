@@ -166,7 +166,7 @@ class Transmitter:
             if info_due and (self._urgent or not (waiting and self._last_sent_info)):
                 budget.spend(now)
                 sent.append(info)
-                self.stats.information_tx += 1
+                self.stats.sent(Code.INFORMATION)
                 self._due = now + self._interval
                 self._last_sent_info = True
                 self._urgent = False

@@ -53,13 +53,12 @@ from efmoam.core import (
 from efmoam.core.linkmon import Location
 from efmoam.core.variables import A_FRAMES_RECEIVED_OK
 from efmoam.daemon import heap
-from efmoam.daemon.control import ControlError, ControlServer
+from efmoam.daemon.control import PROTOCOL_VERSION, ControlError, ControlServer
 from efmoam.daemon.eventstream import EventStream
 from efmoam.daemon.journal import Journal
 from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.sdnotify import notify
 from efmoam.daemon.state import StateStore
-from efmoam.daemon.views import port_view, summary_view, variable_view
 from efmoam.linux.actions import (
     ActionError,
     PortActionBackend,
@@ -72,6 +71,7 @@ from efmoam.linux.counters import BaseCounterSource, CounterError, RtnetlinkSour
 from efmoam.linux.ethtool import EthtoolIoctl, LinkMode
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket
+from efmoam.views.data import port_view, summary_view, variable_view
 from pdu import EVENT_LOG_TYPE_NAMES, Branch, Flag, MuxAction, ParserAction, VariableContainer, VariableDescriptor
 
 ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
@@ -623,7 +623,7 @@ class Daemon:
         """Answer one control request."""
         now = self._clock()
         if op == "hello":
-            return {"protocol": 1, "ports": sorted(self.ports)}
+            return {"protocol": PROTOCOL_VERSION, "ports": sorted(self.ports)}
         if op == "show_ports":
             return {"schema": 1, "ports": [summary_view(n, r.port) for n, r in sorted(self.ports.items())]}
         if op == "show_port":
@@ -690,6 +690,7 @@ class Daemon:
             },
             "rx_rate_limited": runtime.rx_rate_limited,
             "tx_errors": runtime.sock.send_errors,
+            "rx_errors": runtime.sock.receive_errors,
         }
 
     # -- reload and shutdown -----------------------------------------------------------

@@ -22,7 +22,6 @@ SOL_PACKET = 263
 PACKET_ADD_MEMBERSHIP = 1
 PACKET_MR_MULTICAST = 0
 PACKET_IGNORE_OUTGOING = 23
-PACKET_STATISTICS = 6
 SO_ATTACH_FILTER = 26
 SO_LOCK_FILTER = 44
 SLOW_PROTOCOLS_MULTICAST = bytes.fromhex("0180c2000002")
@@ -118,15 +117,6 @@ class OamSocket:
                 raise
             self.receive_errors += 1
         return frames
-
-    def drain(self) -> int:
-        """Drop every waiting frame (after a rate limit was hit); returns how many."""
-        return len(self.receive(1 << 30))
-
-    def kernel_drops(self) -> int:
-        """Frames the kernel dropped for this socket since the last call (tp_drops)."""
-        _packets, drops = struct.unpack("II", self._sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
-        return int(drops)
 
     def close(self) -> None:
         self._sock.close()

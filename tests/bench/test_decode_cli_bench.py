@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from efmoam.decoding import EXIT_OK, run_decode
+from efmoam.offline.decode import EXIT_OK, run_decode
 from tests.bench.decode_vs_tshark import SCENARIOS, write_pcap
 
 FRAMES = 20_000

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from efmoam.replay.report import run_observe
+from efmoam.offline.replay.report import run_observe
 from tests.bench.decode_vs_tshark import SCENARIOS, generate, write_pcap
 from tests.bench.replay_vs_tshark import RATIO, RSS_GROWTH, compare, replay_command, run_measured
 

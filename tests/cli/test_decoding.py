@@ -1,4 +1,4 @@
-"""efmoam.decoding apart from click: the model -> dict mapping, text rendering, the loop."""
+"""efmoam.offline.decode apart from click: the model -> dict mapping, text rendering, the loop."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import attrs
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from efmoam.capture import CaptureError, CaptureRecord, read_capture
-from efmoam.decoding import (
+from efmoam.offline.capture import CaptureError, CaptureRecord, read_capture
+from efmoam.offline.decode import (
     EXIT_OK,
     EXIT_UNREADABLE,
     CaptureDecoder,
@@ -190,7 +190,7 @@ def _records_then_error(frames: list[bytes]) -> Iterator[CaptureRecord]:
 
 def test_run_decode_writes_pending_lines_before_the_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     frames = [encode(EventNotification(SRC, STABLE, n)) for n in range(3)]
-    monkeypatch.setattr("efmoam.decoding.open_records", lambda source, stdin=None: _records_then_error(frames))
+    monkeypatch.setattr("efmoam.offline.decode.open_records", lambda source, stdin=None: _records_then_error(frames))
     out, err = io.StringIO(), io.StringIO()
     assert run_decode(tmp_path / "x.pcap", out, err) == EXIT_UNREADABLE
     assert [line.split("  ")[0] for line in out.getvalue().splitlines()] == ["1", "2", "3"]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from efmoam.capture import read_capture
 from efmoam.core import DiscoveryState, LinkEventsReceived, OamPort, PeerFlagsChanged, PortSettings
+from efmoam.offline.capture import read_capture
 from pdu import EventTlvType, Flag, LinkEventTlv
 
 PCAPS = Path(__file__).resolve().parents[2] / "pcaps" / "interop"

@@ -55,7 +55,7 @@ def nobody_python(prefix: Sequence[str]) -> tuple[str, str] | None:
         if not os.path.exists(python):
             continue
         probe = subprocess.run(
-            [*prefix, "env", f"PYTHONPATH={path}", python, "-c", "import click, efmoam.render"],
+            [*prefix, "env", f"PYTHONPATH={path}", python, "-c", "import click, efmoam.views.text"],
             capture_output=True,
             check=False,
         )

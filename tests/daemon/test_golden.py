@@ -266,6 +266,7 @@ PORT = {
     "action": {"backend": STR, "applied": BOOL, "error": OPT_STR},
     "rx_rate_limited": INT,
     "tx_errors": INT,
+    "rx_errors": INT,
 }
 SUMMARY = {
     "schema": INT,

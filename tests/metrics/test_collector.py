@@ -20,7 +20,7 @@ from efmoam.core.stats import OamStatistics
 from efmoam.daemon.main import GIL_SWITCH_INTERVAL
 from efmoam.daemon.metrics import MetricsServer, Renderer, registry_for, render, snapshot
 from efmoam.daemon.metrics.exposition import BATCH
-from efmoam.daemon.views import OPER_STATUS_NAMES
+from efmoam.views.data import OPER_STATUS_NAMES
 from tests.metrics.support import WALL, FakeDaemon, discover, raise_sf
 
 

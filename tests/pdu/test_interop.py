@@ -34,7 +34,7 @@ from pdu.reference import decode_with_scapy
 from tests.pdu.strategies import LINK_EVENT_SIZES
 
 try:
-    from efmoam.capture import read_capture
+    from efmoam.offline.capture import read_capture
 except ImportError:  # the reader is being written; fall back on scapy's
     read_capture = None
 

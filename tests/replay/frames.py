@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from efmoam.replay.findings import Limits
-from efmoam.replay.observe import Observer
-from efmoam.replay.report import run_observe
+from efmoam.offline.replay.findings import Limits
+from efmoam.offline.replay.observe import Observer
+from efmoam.offline.replay.report import run_observe
 from pdu import (
     EventNotification,
     EventTlvType,
@@ -103,7 +103,7 @@ def conversation(seconds: int, start: float = 0.0, skip: Sequence[str] = ()) -> 
 
 def observe(frames: Sequence[tuple[float, bytes]], limits: Limits | None = None) -> dict[str, Any]:
     """The summary of `frames` (pcap order), each frame numbered from 1."""
-    from efmoam.capture import CaptureRecord
+    from efmoam.offline.capture import CaptureRecord
 
     observer = Observer(limits)
     observer.run(CaptureRecord(n, t, data, len(data), 0, 1) for n, (t, data) in enumerate(frames, 1))

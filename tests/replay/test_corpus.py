@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from efmoam.replay import expect
-from efmoam.replay.report import EXIT_FINDINGS, EXIT_OK, observe_file, run_check
+from efmoam.offline.replay import expect
+from efmoam.offline.replay.report import EXIT_FINDINGS, EXIT_OK, observe_file, run_check
 from tests.cli.conftest import subprocess_env
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,9 +6,9 @@ import attrs
 import pytest
 
 from efmoam.core import DiscoveryState
-from efmoam.replay import observe as observe_module
-from efmoam.replay.findings import KINDS, MAX_FRAMES, Limits
-from efmoam.replay.observe import implausibilities, infer_state
+from efmoam.offline.replay import observe as observe_module
+from efmoam.offline.replay.findings import KINDS, MAX_FRAMES, Limits
+from efmoam.offline.replay.observe import implausibilities, infer_state
 from pdu import (
     EventTlvType,
     Flag,
@@ -415,8 +415,8 @@ def test_loopback_sequence() -> None:
 
 
 def test_repeated_frames_are_not_decoded_again() -> None:
-    from efmoam.capture import CaptureRecord
-    from efmoam.replay.observe import Observer
+    from efmoam.offline.capture import CaptureRecord
+    from efmoam.offline.replay.observe import Observer
 
     observer = Observer()
     decoded = []

@@ -10,7 +10,7 @@ import attrs
 import pytest
 
 from efmoam.core import OamMode
-from efmoam.replay.play import infer, play, run_play, settings_from
+from efmoam.offline.replay.play import infer, play, run_play, settings_from
 from tests.replay.frames import A_LOCAL, B_LOCAL, BASE_TIME, STABLE, A, B, info, remote, steady, write
 
 REPO = Path(__file__).resolve().parents[2]

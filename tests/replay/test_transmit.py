@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from efmoam.replay.report import observe_file
-from efmoam.replay.transmit import run_transmit, speakers_in, transmit
+from efmoam.offline.replay.report import observe_file
+from efmoam.offline.replay.transmit import run_transmit, speakers_in, transmit
 from tests.cli.conftest import subprocess_env
 from tests.linux.netns import capture_slow_protocols, needs_root, veth_pair
 from tests.replay.frames import BASE_TIME, A, B, conversation, steady, write
@@ -66,7 +66,7 @@ def test_frames_of_one_speaker_keep_their_spacing() -> None:
 
 
 def _records(path: Path) -> list:  # type: ignore[type-arg]
-    from efmoam.capture import read_capture
+    from efmoam.offline.capture import read_capture
 
     return [r for r in read_capture(path) if r.data[12:14] == b"\x88\x09"]
 

@@ -1,4 +1,4 @@
-"""Tests for efmoam.capture, the stdlib-only pcap/pcapng reader.
+"""Tests for efmoam.offline.capture, the stdlib-only pcap/pcapng reader.
 
 The files are real files written to ``tmp_path`` by the small writers below,
 converted by Wireshark's own tools when they are installed, or the interop
@@ -21,7 +21,7 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from efmoam.capture import (
+from efmoam.offline.capture import (
     MAX_RECORD_LENGTH,
     CaptureError,
     CaptureRecord,

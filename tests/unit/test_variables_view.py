@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from efmoam.daemon.views import variable_view
-from efmoam.render import render_variables
+from efmoam.views.data import variable_view
+from efmoam.views.text import render_variables
 from pdu import Branch, VariableContainer
 
 

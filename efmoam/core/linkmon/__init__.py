@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from efmoam.lazy import exports
+from efmoam.core.exports import exports
 
 if TYPE_CHECKING:
     from efmoam.core.linkmon.counters import CounterSample as CounterSample

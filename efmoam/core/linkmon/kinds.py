@@ -138,7 +138,5 @@ MONITORS: tuple[MonitorFacts, ...] = (
 )
 
 FACTS: dict[MonitorKind, MonitorFacts] = {facts.kind: facts for facts in MONITORS}
-BY_KEY: dict[str, MonitorFacts] = {facts.key: facts for facts in MONITORS}
 BY_WIRE_TYPE: dict[int, MonitorFacts] = {int(facts.wire_type): facts for facts in MONITORS}
-BY_LOG_TYPE: dict[EventLogType, MonitorFacts] = {facts.log_type: facts for facts in MONITORS}
 assert list(FACTS) == list(MonitorKind), "one row per monitor, in MonitorKind order"

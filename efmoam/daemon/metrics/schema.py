@@ -28,7 +28,7 @@ from efmoam.core.linkmon.monitors import MonitorState
 from efmoam.core.outputs import DropReason, PeerInfo, PeerQuirk
 from efmoam.core.stats import RFC4878_NAMES, OamStatistics
 from efmoam.daemon.metrics.telemetry import EVENT_CLASSES, NO_EVENTS, RuntimeLike, Telemetry
-from efmoam.daemon.views import OPER_STATUS_NAMES
+from efmoam.views.data import OPER_STATUS_NAMES
 from pdu import DecodeReason, format_oui
 
 

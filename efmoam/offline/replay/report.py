@@ -31,10 +31,10 @@ import os
 from collections.abc import Callable
 from typing import BinaryIO, TextIO
 
-from efmoam.capture import CaptureError
-from efmoam.decoding import JsonObject, NotEthernetError, format_text, open_records
-from efmoam.replay.findings import KINDS, Limits
-from efmoam.replay.observe import Observer
+from efmoam.offline.capture import CaptureError
+from efmoam.offline.decode import JsonObject, NotEthernetError, format_text, open_records
+from efmoam.offline.replay.findings import Limits
+from efmoam.offline.replay.observe import Observer
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_UNREADABLE", "observe_file", "render_entry", "run_check", "run_observe"]
 
@@ -258,11 +258,6 @@ def render_summary(summary: JsonObject) -> str:
     return "\n".join(lines) + "\n"
 
 
-def kinds_help() -> str:
-    """The finding kinds, one per line (for --help texts and docs)."""
-    return "\n".join(f"{kind}: {text}" for kind, text in KINDS.items())
-
-
 def run_check(
     source: str | os.PathLike[str],
     out: TextIO,
@@ -277,7 +272,7 @@ def run_check(
 
     With `write`, (re)write the expectations file from what replay finds instead.
     """
-    from efmoam.replay import expect  # noqa: PLC0415
+    from efmoam.offline.replay import expect  # noqa: PLC0415
 
     path = expect.sidecar_path(source) if expect_path is None else expect_path
     observer, problem = observe_file(source, limits=limits)

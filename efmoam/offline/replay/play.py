@@ -37,7 +37,6 @@ from typing import Any, TextIO
 
 import attrs
 
-from efmoam.capture import CaptureError, CaptureRecord
 from efmoam.core import (
     DiscoveryChanged,
     LocalProtocolError,
@@ -47,11 +46,13 @@ from efmoam.core import (
     Transmit,
 )
 from efmoam.core.linkmon import LinkMonitoringSettings
-from efmoam.decoding import ETHERNET, JsonObject, NotEthernetError, flag_names, open_records
-from efmoam.replay.findings import Limits
-from efmoam.replay.observe import CODE_NAMES, Observer, speaker_summary
-from efmoam.replay.report import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from efmoam.offline.capture import CaptureError, CaptureRecord
+from efmoam.offline.decode import ETHERNET, JsonObject, NotEthernetError, flag_names, open_records
+from efmoam.offline.replay.findings import Limits
+from efmoam.offline.replay.observe import CODE_NAMES, Observer, speaker_summary
+from efmoam.offline.replay.report import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
 from pdu import (
+    CRITICAL_FLAGS,
     Code,
     DecodeError,
     EventNotification,
@@ -333,7 +334,7 @@ class Player:
         if not link_fault_form:
             wanted |= flags & Flag.LINK_FAULT
         changed = wanted ^ self._their_flags
-        for flag in (Flag.LINK_FAULT, Flag.DYING_GASP, Flag.CRITICAL_EVENT):
+        for flag in CRITICAL_FLAGS:
             if changed & flag:
                 port.set_local_flags(flag, bool(wanted & flag), now=t)
         self._their_flags = wanted

@@ -8,7 +8,7 @@ reuse them), `pdu_to_json` the same object as compact JSON text, faster than
 rendered from the dicts (`format_text`).
 
 Input
-    A pcap or pcapng file, read record by record (`efmoam.capture`), never loaded whole.
+    A pcap or pcapng file, read record by record (`efmoam.offline.capture`), never loaded whole.
     The first record must have the Ethernet link type (1), else `NotEthernetError`.
     Later records of another link type (other pcapng interfaces) are counted and
     skipped.  Frames that are not OAMPDUs (`DecodeReason.not_oampdu`: another
@@ -90,7 +90,7 @@ from typing import Any, BinaryIO, NamedTuple, TextIO
 
 import attrs
 
-from efmoam.capture import CaptureError, CaptureRecord, iter_capture, read_capture
+from efmoam.offline.capture import CaptureError, CaptureRecord, iter_capture, read_capture
 from pdu import (
     Code,
     DecodeError,

@@ -27,7 +27,8 @@ def _version() -> str:
         pass
     import tomllib  # noqa: PLC0415
 
-    pyproject = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pyproject.toml")
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    pyproject = os.path.join(checkout, "pyproject.toml")
     try:
         with open(pyproject, "rb") as stream:
             return str(tomllib.load(stream)["project"]["version"])
@@ -84,7 +85,7 @@ def decode(capture: str, json_output: bool) -> None:
     goes to standard error.  Exit status: 0, or 2 if the file cannot be read to the
     end or is not an Ethernet capture.
     """
-    from efmoam.decoding import run_decode  # noqa: PLC0415 - imports scapy
+    from efmoam.offline.decode import run_decode  # noqa: PLC0415 - imports scapy
 
     with exit_quietly_on_broken_pipe():
         status = run_decode(
@@ -183,7 +184,7 @@ def show_port(port: str | None, what: str | None, fmt: str, socket_path: str) ->
     """One line per port, or everything about PORT (its event-log or statistics only)."""
     import json  # noqa: PLC0415
 
-    from efmoam import render  # noqa: PLC0415 - standard library only
+    from efmoam.views import text as render  # noqa: PLC0415 - standard library only
 
     if port is None:
         result = _ask(socket_path, "show_ports", {}, fmt)
@@ -249,7 +250,7 @@ def variables(port: str, leaves: tuple[int, ...], wait: float, fmt: str, socket_
     import json  # noqa: PLC0415
     import time  # noqa: PLC0415
 
-    from efmoam import render  # noqa: PLC0415 - standard library only
+    from efmoam.views import text as render  # noqa: PLC0415 - standard library only
 
     sent = _ask(socket_path, "variables", {"port": port, "leaves": list(leaves)}, fmt)
     assert isinstance(sent, dict)
@@ -283,7 +284,7 @@ def lab() -> None:
     Needs root, iproute2, nftables and ping.  Everything it builds is removed at the
     end, also on Ctrl-C or failure.  Exit status 0 when every step happened.
     """
-    from efmoam.lab import run_lab  # noqa: PLC0415
+    from efmoam.cli.lab import run_lab  # noqa: PLC0415
 
     sys.exit(run_lab())
 
@@ -355,7 +356,7 @@ def replay(
     --to IFACE [--from MAC]: send one speaker's frames on IFACE with their original
     timing (root), for a live peer to be tested against the recording.
     """
-    from efmoam.replay.findings import Limits  # noqa: PLC0415 - imports scapy
+    from efmoam.offline.replay.findings import Limits  # noqa: PLC0415 - imports scapy
 
     check = check or expect_path is not None  # --expect FILE implies --check
     if sum(map(bool, (check or write_expect, as_mac, to_iface))) > 1:
@@ -367,25 +368,25 @@ def replay(
     limits = Limits(keepalive=keepalive, lost_link=lost_link)
     with exit_quietly_on_broken_pipe():
         if to_iface:
-            from efmoam.replay.transmit import run_transmit  # noqa: PLC0415
+            from efmoam.offline.replay.transmit import run_transmit  # noqa: PLC0415
 
             status = run_transmit(capture, to_iface, sys.stdout, sys.stderr, from_mac=from_mac)
         elif as_mac:
-            from efmoam.replay.play import run_play  # noqa: PLC0415
+            from efmoam.offline.replay.play import run_play  # noqa: PLC0415
 
             status = run_play(
                 capture, as_mac, sys.stdout, sys.stderr, json_output=json_output, limits=limits,
                 tolerance=tolerance, config_path=config_path, port_name=port_name,
             )  # fmt: skip
         elif check or write_expect:
-            from efmoam.replay.report import run_check  # noqa: PLC0415
+            from efmoam.offline.replay.report import run_check  # noqa: PLC0415
 
             status = run_check(
                 capture, sys.stdout, sys.stderr, expect_path=expect_path, write=write_expect,
                 json_output=json_output, limits=limits,
             )  # fmt: skip
         else:
-            from efmoam.replay.report import run_observe  # noqa: PLC0415
+            from efmoam.offline.replay.report import run_observe  # noqa: PLC0415
 
             status = run_observe(
                 capture, sys.stdout, sys.stderr, json_output=json_output, limits=limits,

@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-from efmoam import render
 from efmoam.daemon.control import ControlError, request
+from efmoam.views import text as render
 
 SIDES = ("a", "b")
 ADDRESSES = {"a": "192.0.2.1", "b": "192.0.2.2"}  # TEST-NET-1, inside the lab's namespaces only

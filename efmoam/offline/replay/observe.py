@@ -34,11 +34,12 @@ from typing import Any
 
 import attrs
 
-from efmoam.capture import CaptureRecord
 from efmoam.core.linkmon.kinds import BY_WIRE_TYPE, FACTS, MonitorKind
-from efmoam.decoding import ETHERNET, JsonObject, flag_names, oam_config_names, pdu_to_dict, tlv_to_dict
-from efmoam.replay.findings import KINDS, Finding, Limits
+from efmoam.offline.capture import CaptureRecord
+from efmoam.offline.decode import ETHERNET, JsonObject, flag_names, oam_config_names, pdu_to_dict, tlv_to_dict
+from efmoam.offline.replay.findings import KINDS, Finding, Limits
 from pdu import (
+    CRITICAL_FLAGS,
     Code,
     DecodeError,
     EventNotification,
@@ -82,7 +83,7 @@ _PARSER_NAMES = ("fwd", "lb", "discard", "rsvd")
 _MUX_NAMES = ("fwd", "discard")
 
 _ETHERTYPE = SLOW_PROTOCOLS_ETHERTYPE.to_bytes(2, "big")
-_CRITICAL = int(Flag.LINK_FAULT | Flag.DYING_GASP | Flag.CRITICAL_EVENT)
+_CRITICAL = int(CRITICAL_FLAGS)
 _CRITICAL_NAMES = (
     (int(Flag.LINK_FAULT), "link_fault"),
     (int(Flag.DYING_GASP), "dying_gasp"),

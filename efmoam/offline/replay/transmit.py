@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Protocol, TextIO
 
-from efmoam.capture import CaptureError, CaptureRecord
-from efmoam.decoding import ETHERNET, NotEthernetError, open_records
-from efmoam.replay.report import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from efmoam.offline.capture import CaptureError, CaptureRecord
+from efmoam.offline.decode import ETHERNET, NotEthernetError, open_records
+from efmoam.offline.replay.report import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
 from pdu.enums import SLOW_PROTOCOLS_ETHERTYPE
 
 __all__ = ["TransmitError", "run_transmit", "speakers_in", "transmit"]

@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from efmoam.decoding import JsonObject
+from efmoam.offline.decode import JsonObject
 
 __all__ = ["SCHEMA", "ExpectError", "compare", "expectations", "load", "sidecar_path", "write"]
 
