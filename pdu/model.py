@@ -252,4 +252,3 @@ Oampdu = (
     | OrgSpecificPdu
     | UnsupportedPdu
 )
-

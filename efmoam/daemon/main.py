@@ -198,8 +198,7 @@ class Daemon:
         now = self._clock()
         for link in self._links.links.values():
             self._consider(link, now)
-        self._reconcile_block_tables()
-        self._reconcile_loopback_tables()
+        self._reconcile_tables()
         self._flush(now)
         self._start_metrics()
         notify("READY=1", f"STATUS={self._status()}")
@@ -346,7 +345,7 @@ class Daemon:
         if release:
             try:
                 runtime.actions.return_to_service(name)
-                apply_loopback(name, ParserAction.FORWARD, 0)
+                _end_loopback(name)
             except ActionError as exc:
                 self.journal.log("error", "action not undone", port=name, error=exc)
             self.state.ports.pop(name, None)
@@ -524,36 +523,31 @@ class Daemon:
             port=runtime.name, action=runtime.actions.name, reasons=",".join(reasons) or None,
         )  # fmt: skip
 
-    def _reconcile_block_tables(self) -> None:
-        """Remove block tables a previous run left on ports that are not out of service now."""
-        try:
-            stale = stale_block_tables()
-        except ActionError as exc:
-            self.journal.log("warning", "cannot list nftables tables", error=exc)
-            return
-        for name in stale:
-            runtime = self.ports.get(name)
-            if runtime is not None and runtime.port.out_of_service:
-                continue
+    def _reconcile_tables(self) -> None:
+        """Remove the nftables tables a previous run left behind: blocks of ports that are
+        not out of service now, and every loopback table (no loopback survives a restart)."""
+        kinds: tuple[tuple[str, Callable[[], list[str]], Callable[[str], None], Callable[[str], bool]], ...] = (
+            ("block", stale_block_tables, make_backend("block").return_to_service, self._out_of_service),
+            ("loopback", stale_loopback_tables, _end_loopback, lambda _name: False),
+        )
+        for what, list_stale, remove, keep in kinds:
             try:
-                make_backend("block").return_to_service(name)
-                self.journal.log("notice", "stale block removed", port=name)
+                stale = list_stale()
             except ActionError as exc:
-                self.journal.log("error", "stale block not removed", port=name, error=exc)
+                self.journal.log("warning", "cannot list nftables tables", error=exc)
+                return
+            for name in stale:
+                if keep(name):
+                    continue
+                try:
+                    remove(name)
+                    self.journal.log("notice", f"stale {what} removed", port=name)
+                except ActionError as exc:
+                    self.journal.log("error", f"stale {what} not removed", port=name, error=exc)
 
-    def _reconcile_loopback_tables(self) -> None:
-        """Remove loopback tables a previous run left: no port is in loopback at start."""
-        try:
-            stale = stale_loopback_tables()
-        except ActionError as exc:
-            self.journal.log("warning", "cannot list nftables tables", error=exc)
-            return
-        for name in stale:
-            try:
-                apply_loopback(name, ParserAction.FORWARD, MuxAction.FORWARD)
-                self.journal.log("notice", "stale loopback removed", port=name)
-            except ActionError as exc:
-                self.journal.log("error", "stale loopback not removed", port=name, error=exc)
+    def _out_of_service(self, name: str) -> bool:
+        runtime = self.ports.get(name)
+        return runtime is not None and runtime.port.out_of_service
 
     # -- counters ----------------------------------------------------------------------
 
@@ -758,7 +752,7 @@ class Daemon:
             self._save_port(runtime)
             if runtime.port.loopback is not LoopbackStatus.NO_LOOPBACK:  # leave no loopback behind
                 with contextlib.suppress(ActionError):
-                    apply_loopback(runtime.name, ParserAction.FORWARD, MuxAction.FORWARD)
+                    _end_loopback(runtime.name)
             runtime.sock.close()
         for source in self._sources.values():
             with contextlib.suppress(Exception):
@@ -800,6 +794,10 @@ def _drain(sock: socket.socket) -> None:
     with contextlib.suppress(BlockingIOError):
         while sock.recv(4096):
             pass
+
+
+def _end_loopback(name: str) -> None:
+    apply_loopback(name, ParserAction.FORWARD, MuxAction.FORWARD)
 
 
 def _path(value: str | None) -> Path | None:

@@ -217,3 +217,20 @@ def test_unreadable_counter_file_is_reported_and_survived(lab: Lab) -> None:
     lab.wait_view(lab.a, lambda v: v["counters"]["error"] is None, 5, "the counter error to clear")
     lab.a.set_counters(errored_frames=20, frames_received=6000)
     raise_sf(lab)
+
+
+def test_start_removes_a_stale_loopback_table(lab: Lab) -> None:
+    """A loopback table left by a daemon that died in loopback is removed at start."""
+    from efmoam.linux.actions import apply_loopback
+    from pdu import MuxAction, ParserAction
+    from tests.linux.netns import in_netns
+
+    lab.start()
+    lab.a.kill()
+    in_netns(lab.ns_a, lambda: apply_loopback("veth0", ParserAction.LOOPBACK, MuxAction.DISCARD))
+    assert "netdev efmoam_lb_veth0" in lab.nft_tables(lab.a)
+    lab.a.start()
+    lab.wait_for(lambda: "netdev efmoam_lb_veth0" not in lab.nft_tables(lab.a), 5, "the stale loopback table to go")
+    assert lab.a.log_lines(r"stale loopback removed port=veth0")
+    lab.wait_operational()
+    assert lab.ping(lab.a)
