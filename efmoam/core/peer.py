@@ -15,6 +15,8 @@ where the standard leaves room, for an operator's expectations:
   the number they send from the last one they received.  That is reported as a quirk.
 * ``local_satisfied`` (57.3.2.1.5) is our policy over the peer's Local Information TLV
   (`satisfied_with`); an Information OAMPDU without one does not change the verdict.
+* ``remote_stable`` needs the peer's Local Stable flag and its Remote Information TLV
+  equal to our current Local Information TLV, revision and State field excepted.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ import attrs
 
 from efmoam.core.outputs import PeerInfo
 from efmoam.core.settings import OamMode, PortSettings
-from pdu.enums import MIN_OAMPDU_SIZE, Flag, OamConfig
+from pdu.enums import CRITICAL_FLAGS, MIN_OAMPDU_SIZE, Flag, OamConfig
 from pdu.model import EventNotification, EventTlvs, Information, InfoTlv
+
+_EVALUATING_OR_STABLE = Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE
 
 
 @attrs.define
@@ -67,6 +71,28 @@ class PeerKnowledge:
             )
             made = self._info = (tlv, info)
         return made[1]
+
+    def satisfied(self, settings: PortSettings) -> bool:
+        """``local_satisfied``: our verdict on the peer's TLV; without link monitoring (an
+        "unsupportive" node, as the link-monitoring reference calls it) also no failure
+        flagged by the peer, so Discovery leaves SEND_ANY while the peer reports one."""
+        if not self.verdict:
+            return False
+        return settings.link_monitoring.enabled or not self.flags & CRITICAL_FLAGS
+
+    def stable_with(self, local: InfoTlv) -> bool:
+        """``remote_stable``: the peer says Local Stable and echoes our `local` TLV (its
+        revision and State field excepted, as they change during loopback)."""
+        return (
+            self.flags & _EVALUATING_OR_STABLE == Flag.LOCAL_STABLE
+            and self.remote_tlv is not None
+            and self.remote_tlv.same_configuration(local)
+        )
+
+    def pdu_limit(self, settings: PortSettings) -> int:
+        """The largest OAMPDU we may send: the smaller of ours and the peer's."""
+        peer = self.local_tlv.max_pdu_size if self.local_tlv is not None else MIN_OAMPDU_SIZE
+        return max(MIN_OAMPDU_SIZE, min(settings.max_pdu_size, peer))
 
     def notification_kind(self, pdu: EventNotification) -> tuple[bool, bool]:
         """(duplicate, sequence reused) for a notification, which it then remembers."""

@@ -11,8 +11,10 @@ order: passes on what link monitoring recorded, reports the service state if the
 events changed it, turns link monitoring's intents into Event Notifications, brings
 the Information OAMPDU up to date, and sends what is due.  So an event's record comes
 out before the port action and the frames it causes, and no input has to remember a
-call order.  (A repeat of the peer's last Information OAMPDU, the steady state, changes
-nothing the epilogue reads; it only restarts the lost-link timer.)
+call order.  Inputs that provably change nothing the epilogue reads go straight to its
+last step; they are the steady state: a repeat of the peer's last Information OAMPDU
+(it only restarts the lost-link timer) and a timer that found nothing due but what the
+transmitter waits for; a counter sample that changed no event needs no epilogue at all.
 
 Where the rules live: Discovery in `discovery` (a table), remote loopback in `loopback`
 (a table), transmission and pacing in `transmit` and `pacing`, what we know of the peer
@@ -24,8 +26,6 @@ statistics in `stats`.  This module wires them together and filters what it rece
   `FrameDropped` and not counted as received.  The critical flags of any OAMPDU from
   the bound peer are acted on, even where its content is filtered.
 * The lost-link timer restarts on every valid OAMPDU from the peer, whatever its code.
-* ``remote_stable`` needs the peer's Local Stable flag and its Remote Information TLV
-  equal to our current Local Information TLV, revision and State field excepted.
 """
 
 from __future__ import annotations
@@ -60,16 +60,14 @@ from efmoam.core.outputs import (
 from efmoam.core.peer import PeerKnowledge, satisfied_with
 from efmoam.core.settings import OamMode, PortSettings
 from efmoam.core.stats import OamStatistics
-from efmoam.core.transmit import InformationContent, Transmitter
+from efmoam.core.transmit import InformationContent, LocalInformation, Transmitter
 from pdu.codec import PeerDecoder
 from pdu.enums import (
     CRITICAL_FLAGS,
     FCS_LENGTH,
     HEADER_LENGTH,
-    MIN_OAMPDU_SIZE,
     Code,
     Flag,
-    InfoTlvType,
     LoopbackCommand,
     OamConfig,
     ParserAction,
@@ -92,7 +90,10 @@ from pdu.model import (
 S = DiscoveryState
 _NO_FLAGS = Flag(0)
 _EVALUATING_OR_STABLE = Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE
-_ANY_MAC = LoopbackConditions()  #: loopback inputs whose guards read no MAC
+_ANY_MAC = LoopbackConditions()
+_INFORMATION = int(
+    Code.INFORMATION
+)  # bound once: the steady state reads it per frame  #: loopback inputs whose guards read no MAC
 
 
 class OamPort:
@@ -131,12 +132,12 @@ class OamPort:
         self._peer = PeerKnowledge()
         self._mac_attributes: dict[int, int] = {}
         self._tx_sequence = 0
-        self.local_tlv: InfoTlv = self._build_local_tlv(revision)
-        self._local_inputs: tuple[Any, ...] = (settings, self._loopback.status)
+        self._local = LocalInformation(revision, settings, self._loopback.actions)
         self.link_monitoring = LinkMonitoring(settings.link_monitoring, now, wall_clock_offset)
         self._tx = Transmitter(self.mac, self.stats, settings.transmit_interval, now)
         self._reported_out_of_service = False  #: the service state last reported
         self._information_inputs: tuple[Any, ...] | None = None  #: what the Information was made from
+        self._local_pdu = LocalPdu.RX_INFO  #: set by `_settle` with the Information
         self._discover(now, "start")
         self._settle(now)
 
@@ -149,13 +150,19 @@ class OamPort:
 
     def next_deadline(self) -> float | None:
         """When `handle_timer` must run next (None: only an input can change anything)."""
-        deadlines = (self._peer.lost_link_at, self._loopback.deadline, self._tx.next_deadline(self.local_pdu))
-        return min((d for d in deadlines if d is not None), default=None)
+        deadline = self._peer.lost_link_at
+        other = self._loopback.deadline
+        if other is not None and (deadline is None or other < deadline):
+            deadline = other
+        other = self._tx.next_deadline(self._local_pdu)
+        if other is not None and (deadline is None or other < deadline):
+            deadline = other
+        return deadline
 
     @property
     def local_pdu(self) -> LocalPdu:
-        """``local_pdu`` (57.3.1.3): what may be sent and received now."""
-        return local_pdu(self.state, self._link_ok, self.settings.unidirectional)
+        """``local_pdu`` (57.3.1.3): what may be sent and received, as of the last input."""
+        return self._local_pdu
 
     @property
     def oper_status(self) -> OperStatus:
@@ -164,7 +171,11 @@ class OamPort:
             return OperStatus.DISABLED
         if self._half_duplex and self._link_ok:
             return OperStatus.NON_OPER_HALF_DUPLEX
-        if self.state is S.SEND_LOCAL_REMOTE and self._peer.verdict is not None and not self._satisfied():
+        if (
+            self.state is S.SEND_LOCAL_REMOTE
+            and self._peer.verdict is not None
+            and not self._peer.satisfied(self.settings)
+        ):
             return OperStatus.OAM_PEERING_LOCALLY_REJECTED
         if self.state is S.SEND_LOCAL_REMOTE_OK and not self._peer.flags & _EVALUATING_OR_STABLE:
             return OperStatus.OAM_PEERING_REMOTELY_REJECTED
@@ -208,14 +219,14 @@ class OamPort:
         return Flag(flags)
 
     @property
+    def local_tlv(self) -> InfoTlv:
+        """Our Local Information TLV as it is now."""
+        return self._local.current(self.settings, self._loopback.actions)
+
+    @property
     def remote_stable(self) -> bool:
         """``remote_stable``: the peer says it is satisfied with our current information."""
-        peer = self._peer
-        return (
-            peer.flags & _EVALUATING_OR_STABLE == Flag.LOCAL_STABLE
-            and peer.remote_tlv is not None
-            and peer.remote_tlv.same_configuration(self._current_local_tlv())
-        )
+        return self._peer.stable_with(self.local_tlv)
 
     @property
     def link_up(self) -> bool:
@@ -251,7 +262,7 @@ class OamPort:
             return
         peer = self._peer
         if pdu is peer.last_info:  # the peer repeated itself (the steady state): see the module's comment
-            self.stats.received(Code.INFORMATION)
+            self.stats.received(_INFORMATION)
             peer.lost_link_at = now + self.settings.lost_link_time
             return
         refused = self._refusal(pdu)
@@ -272,18 +283,30 @@ class OamPort:
 
     def handle_timer(self, *, now: float) -> None:
         """Act on whatever is due at `now`: keep-alives, queued frames, lost link, loopback."""
+        expired = False
         lost_link_at = self._peer.lost_link_at
         if lost_link_at is not None and now >= lost_link_at:
             self._discover(now, "lost_link", restart=True)
+            expired = True
         deadline = self._loopback.deadline
         if deadline is not None and now >= deadline:
             self._loopback_input(Input.TIMEOUT, now)
-        self._settle(now)
+            expired = True
+        if expired:
+            self._settle(now)
+        else:  # only time passed (a keep-alive or a queued frame is due): nothing derived changed
+            self._send_due(now)
 
     def on_counters(self, sample: CounterSample, *, now: float) -> None:
         """A sample of the NIC's cumulative error counters, for link monitoring."""
-        self.link_monitoring.on_counters(sample, now)
-        self._settle(now)
+        monitoring = self.link_monitoring
+        active = monitoring.active
+        version = active.version
+        monitoring.on_counters(sample, now)
+        # windows and totals moved but no event: nothing the epilogue reads changed, and
+        # what is due to be sent is the timer's
+        if monitoring.outputs or active.version != version:  # (an intent always comes with an event)
+            self._settle(now)
 
     def set_link(self, up: bool, *, now: float, speed_mbps: int | None = None, half_duplex: bool | None = None) -> None:
         """The port's link (carrier) went up or down; `speed_mbps` and `half_duplex` when known.
@@ -442,8 +465,14 @@ class OamPort:
         )  # fmt: skip
         if inputs != self._information_inputs:
             self._information_inputs = inputs
+            # kept, not a property: read twice per keep-alive, it costs 10 % of the steady state (test_core_bench)
+            self._local_pdu = local_pdu(self.state, self._link_ok, self.settings.unidirectional)
             self._tx.set_information(self._information_content(), now)
-        sent = self._tx.service(now, self.local_pdu, self.local_flags)
+        self._send_due(now)
+
+    def _send_due(self, now: float) -> None:
+        """Send what is due: the last part of `_settle`, alone when only time has passed."""
+        sent = self._tx.service(now, self._local_pdu)
         if sent:
             self._outputs += sent
 
@@ -451,10 +480,10 @@ class OamPort:
         return InformationContent(
             flags=self.local_flags,
             link_fault_only=self.local_pdu is LocalPdu.LF_INFO,
-            local=self._current_local_tlv(),
+            local=self.local_tlv,
             peer=self._peer.local_tlv,
             org_specific=self.settings.org_specific_tlv,
-            limit=self._pdu_limit(),
+            limit=self._peer.pdu_limit(self.settings),
         )
 
     # -- receiving ---------------------------------------------------------------------
@@ -549,14 +578,14 @@ class OamPort:
         readings = variables.Readings(
             enabled=self.settings.enabled,
             state=self.state,
-            local_tlv=self._current_local_tlv(),
+            local_tlv=self.local_tlv,
             local_flags=int(self.local_flags),
             peer=self.peer,
             peer_flags=int(self._peer.flags),
             stats=self.stats,
             mac_attributes=dict(self._mac_attributes),
         )
-        room = self._pdu_limit() - FCS_LENGTH - HEADER_LENGTH - 1  # one octet for the End branch
+        room = self._peer.pdu_limit(self.settings) - FCS_LENGTH - HEADER_LENGTH - 1  # one octet for the End branch
         containers = variables.answer_within(readings, request.descriptors, room)
         self._enqueue(VariableResponse(self.mac, 0, tuple(containers)))
 
@@ -588,14 +617,6 @@ class OamPort:
 
     # -- discovery ---------------------------------------------------------------------
 
-    def _satisfied(self) -> bool:
-        """local_satisfied: the verdict on the peer's TLV; without link monitoring (an
-        "unsupportive" node, as the link-monitoring reference calls it) also no failure
-        flagged by the peer, so Discovery leaves SEND_ANY while the peer reports one."""
-        if not self._peer.verdict:
-            return False
-        return self.settings.link_monitoring.enabled or not self._peer.flags & CRITICAL_FLAGS
-
     def _discover(self, now: float, cause: str, *, restart: bool = False) -> None:
         """Run Discovery to a fixed point; `restart` forces FAULT first (lost link, new mode)."""
         peer = self._peer
@@ -605,7 +626,7 @@ class OamPort:
             lost_link=restart,
             active=self.settings.mode is OamMode.ACTIVE,
             remote_state_valid=peer.local_tlv is not None,
-            local_satisfied=self._satisfied(),
+            local_satisfied=self._peer.satisfied(self.settings),
             remote_stable=self.remote_stable,
         )
         for state in step(self.state, conditions):
@@ -638,38 +659,8 @@ class OamPort:
 
     # -- what we send ------------------------------------------------------------------
 
-    def _build_local_tlv(self, revision: int) -> InfoTlv:
-        s = self.settings
-        parser, mux = self._loopback.actions
-        return InfoTlv(
-            type=InfoTlvType.LOCAL,
-            revision=revision,
-            mux_action=mux,
-            parser_action=parser,
-            oam_config=s.oam_config,
-            max_pdu_size=s.max_pdu_size,
-            oui=s.oui,
-            vendor_info=s.vendor_info,
-        )
-
-    def _current_local_tlv(self) -> InfoTlv:
-        """The Local Information TLV; its revision grows whenever its content changes."""
-        inputs = (self.settings, self._loopback.status)
-        if inputs != self._local_inputs:
-            self._local_inputs = inputs
-            candidate = self._build_local_tlv(self.local_tlv.revision)
-            if candidate != self.local_tlv:
-                self.local_tlv = self._build_local_tlv((self.local_tlv.revision + 1) & 0xFFFF)
-        return self.local_tlv
-
-    def _pdu_limit(self) -> int:
-        """The largest OAMPDU we may send: the smaller of ours and the peer's."""
-        tlv = self._peer.local_tlv
-        peer = tlv.max_pdu_size if tlv is not None else MIN_OAMPDU_SIZE
-        return max(MIN_OAMPDU_SIZE, min(self.settings.max_pdu_size, peer))
-
     def _enqueue(self, pdu: Oampdu, duplicate: bool = False) -> bool:
-        return self._tx.enqueue(pdu, self._pdu_limit(), self.settings.tx_queue_limit, duplicate)
+        return self._tx.enqueue(pdu, self._peer.pdu_limit(self.settings), self.settings.tx_queue_limit, duplicate)
 
     def _send_notification(self, tlvs: tuple[LinkEventTlv | OrgSpecificTlv, ...], burst: int) -> int | None:
         """Queue an Event Notification and `burst` - 1 copies; its sequence number, or None."""

@@ -13,6 +13,8 @@ import attrs
 
 from pdu.enums import Code
 
+_INFORMATION = int(Code.INFORMATION)
+
 
 class Direction(enum.Enum):
     TX = "tx"
@@ -48,13 +50,19 @@ class OamStatistics:
 
     def sent(self, code: int, duplicate: bool = False) -> None:
         """Count an OAMPDU sent (`duplicate`: an Event Notification repeating the last one)."""
-        name = COUNTER_OF.get((code, Direction.TX, duplicate), "unsupported_codes_tx")
-        setattr(self, name, getattr(self, name) + 1)
+        if code == _INFORMATION:  # a keep-alive: the steady state, counted without a lookup
+            self.information_tx += 1
+        else:
+            name = _TX[duplicate].get(code, "unsupported_codes_tx")
+            setattr(self, name, getattr(self, name) + 1)
 
     def received(self, code: int, duplicate: bool = False) -> None:
         """Count an OAMPDU accepted from the peer."""
-        name = COUNTER_OF.get((code, Direction.RX, duplicate), "unsupported_codes_rx")
-        setattr(self, name, getattr(self, name) + 1)
+        if code == _INFORMATION:
+            self.information_rx += 1
+        else:
+            name = _RX[duplicate].get(code, "unsupported_codes_rx")
+            setattr(self, name, getattr(self, name) + 1)
 
     def as_rfc4878(self) -> dict[str, int]:
         """The counters under their RFC 4878 object names (dot3OamInformationTx, ...)."""
@@ -77,6 +85,14 @@ COUNTER_OF: dict[tuple[int, Direction, bool], str] = {
     for direction in Direction
 }
 assert set(COUNTER_OF.values()) <= {a.name for a in attrs.fields(OamStatistics)}
+# the same, split for the per-frame lookups: [duplicate][code] -> counter
+_TX, _RX = (
+    tuple(
+        {code: name for (code, d, dup), name in COUNTER_OF.items() if d is direction and dup is duplicate}
+        for duplicate in (False, True)
+    )
+    for direction in Direction
+)
 
 
 def _rfc_name(field: str) -> str:

@@ -25,11 +25,15 @@ from efmoam.core.discovery import LocalPdu
 from efmoam.core.errors import LocalProtocolError
 from efmoam.core.outputs import DropReason, FrameDropped, Transmit
 from efmoam.core.pacing import TxBudget
+from efmoam.core.settings import PortSettings
 from efmoam.core.stats import OamStatistics
 from pdu.codec import encode
-from pdu.enums import Code, Flag, InfoTlvType
+from pdu.enums import Code, Flag, InfoTlvType, MuxAction, ParserAction
 from pdu.errors import EncodeError
 from pdu.model import Information, InfoTlv, Oampdu, OrgSpecificTlv
+
+# enum members bound once: reading one through its class costs as much as the rest of a check
+_RX_INFO, _ANY, _INFORMATION = LocalPdu.RX_INFO, LocalPdu.ANY, int(Code.INFORMATION)
 
 
 @attrs.frozen
@@ -52,6 +56,39 @@ class InformationContent:
             if self.org_specific is not None:
                 tlvs.append(OrgSpecificTlv(*self.org_specific))
         return Information(mac, self.flags, tuple(tlvs))
+
+
+class LocalInformation:
+    """Our Local Information TLV (57.5.2.1): its revision grows whenever its content
+    changes (the configuration, or the State field during loopback)."""
+
+    def __init__(self, revision: int, settings: PortSettings, actions: tuple[ParserAction, MuxAction]) -> None:
+        self._inputs = (settings, actions)
+        self.tlv = self._build(revision, settings, actions)
+
+    def current(self, settings: PortSettings, actions: tuple[ParserAction, MuxAction]) -> InfoTlv:
+        """The TLV for these settings and parser/multiplexer actions."""
+        inputs = (settings, actions)
+        if inputs != self._inputs:
+            self._inputs = inputs
+            candidate = self._build(self.tlv.revision, settings, actions)
+            if candidate != self.tlv:
+                self.tlv = attrs.evolve(candidate, revision=(self.tlv.revision + 1) & 0xFFFF)
+        return self.tlv
+
+    @staticmethod
+    def _build(revision: int, settings: PortSettings, actions: tuple[ParserAction, MuxAction]) -> InfoTlv:
+        parser, mux = actions
+        return InfoTlv(
+            type=InfoTlvType.LOCAL,
+            revision=revision,
+            mux_action=mux,
+            parser_action=parser,
+            oam_config=settings.oam_config,
+            max_pdu_size=settings.max_pdu_size,
+            oui=settings.oui,
+            vendor_info=settings.vendor_info,
+        )
 
 
 @attrs.frozen
@@ -93,7 +130,7 @@ class Transmitter:
         if content == self._content:
             return
         self._content = content
-        self._frame = Transmit(encode(content.pdu(self.mac), content.limit), Code.INFORMATION)
+        self._frame = Transmit(encode(content.pdu(self.mac), content.limit), _INFORMATION)
         self._due = now
         self._urgent = True
 
@@ -137,20 +174,20 @@ class Transmitter:
 
     def next_deadline(self, mode: LocalPdu) -> float | None:
         """When something may be sent next (None: nothing can be sent in this mode)."""
-        if mode is LocalPdu.RX_INFO:
+        if mode is _RX_INFO:
             return None
         send = self._budget.next_free(self._due)
-        if self._queue and mode is LocalPdu.ANY:
+        if self._queue and mode is _ANY:
             send = min(send, self._budget.next_free(0.0, information=False))
         return send
 
-    def service(self, now: float, mode: LocalPdu, flags: Flag) -> list[Transmit | FrameDropped]:
-        """Send what is due and what the budget allows, Information first; `flags` is the
-        Flags field of the other OAMPDUs."""
-        if mode is LocalPdu.RX_INFO:
+    def service(self, now: float, mode: LocalPdu) -> list[Transmit | FrameDropped]:
+        """Send what is due and what the budget allows, Information first.  Other OAMPDUs
+        carry the Flags field of the current Information content."""
+        if mode is _RX_INFO:
             self._due = now
             return []
-        queued = bool(self._queue) and mode is LocalPdu.ANY
+        queued = bool(self._queue) and mode is _ANY
         if self._due > now and not queued:
             return []  # nothing due (the steady state between keep-alives)
         sent: list[Transmit | FrameDropped] = []
@@ -159,28 +196,28 @@ class Transmitter:
         assert info is not None, "set_information before sending"
         while True:
             info_due = self._due <= now
-            queued = bool(self._queue) and mode is LocalPdu.ANY
+            queued = bool(self._queue) and mode is _ANY
             if not (info_due or queued) or not budget.available(now):
                 break
             waiting = queued and budget.available(now, information=False)
             if info_due and (self._urgent or not (waiting and self._last_sent_info)):
                 budget.spend(now)
                 sent.append(info)
-                self.stats.sent(Code.INFORMATION)
+                self.stats.sent(_INFORMATION)
                 self._due = now + self._interval
                 self._last_sent_info = True
                 self._urgent = False
             elif waiting:
-                sent.append(self._send_queued(now, flags))
+                sent.append(self._send_queued(now))
                 self._last_sent_info = False
             else:
                 break
         return sent
 
-    def _send_queued(self, now: float, flags: Flag) -> Transmit | FrameDropped:
+    def _send_queued(self, now: float) -> Transmit | FrameDropped:
         queued = self._queue.popleft()
-        pdu = attrs.evolve(queued.pdu, flags=flags)
         assert self._content is not None
+        pdu = attrs.evolve(queued.pdu, flags=self._content.flags)
         try:
             frame = encode(pdu, self._content.limit)
         except EncodeError as exc:  # the peer's limit shrank since it was queued

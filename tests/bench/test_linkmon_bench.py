@@ -65,7 +65,10 @@ class Ports:
                 c[2] += 1
             samples.append(CounterSample(errored_frames=c[0], frames_received=c[1], symbol_errors=c[2]))
         self.samples = samples
-        for port in self.ports:
+        for port in self.ports:  # what is due (keep-alives) runs at its deadline, as in the daemon
+            deadline = port.next_deadline()
+            if deadline is not None and deadline <= self.now:
+                port.handle_timer(now=self.now)
             port.take_outputs()
 
     def one_second(self) -> int:

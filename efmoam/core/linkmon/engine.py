@@ -92,13 +92,14 @@ class LinkMonitoring:
     def on_counters(self, sample: CounterSample, now: float) -> None:
         """A counter sample: advance every running monitor's window."""
         deltas = self._deltas.update(sample)
+        ok = MonitorState.OK
         for monitor in self._running:
             errors = monitor.observe(deltas, now)
             if errors is None:
                 if monitor.state is MonitorState.UNAVAILABLE and not monitor.unavailable_reported:
                     monitor.unavailable_reported = True
                     self.outputs.append(MonitorUnavailable(monitor.kind.value, monitor.missing(deltas)))
-            elif monitor.matters(errors):
+            elif errors >= monitor.lowest_threshold or monitor.state is not ok:  # else simply a clean window
                 self._window_closed(monitor, errors, now)
 
     def on_peer_flags(self, flags: Flag, now: float) -> None:

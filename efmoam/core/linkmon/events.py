@@ -79,6 +79,7 @@ class ActiveEvents:
         self._events: dict[EventKey, ActiveEvent] = {}
         self.info_flags = NO_FLAGS  #: the Information flags the active events set
         self.out_of_service = False  #: whether an active event holds the port out of service
+        self.version = 0  #: grows with every change of the set
 
     def add(self, event: ActiveEvent) -> ActiveEvent | None:
         """Make `event` active; returns the event of the same key it replaces, if any."""
@@ -95,6 +96,7 @@ class ActiveEvents:
         return event
 
     def _derive(self) -> None:
+        self.version += 1
         flags = 0  # ints: IntFlag arithmetic is slow
         out = False
         for event in self._events.values():

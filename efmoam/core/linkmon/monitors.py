@@ -155,10 +155,6 @@ class Monitor:
                 return verdict
         return None
 
-    def matters(self, errors: int) -> bool:
-        """Whether a window with `errors` can change anything (else it is simply clean)."""
-        return errors >= self.lowest_threshold or self.state is not MonitorState.OK
-
     def cleared(self) -> None:
         """Its events were cleared: back to OK (remembered for later while unavailable)."""
         if self._unavailable:
