@@ -68,10 +68,12 @@ class PortSettings:
     peer_policy: PeerPolicy = PeerPolicy()
     #: OAMPDUs that may wait for the transmit budget; more are dropped and counted
     tx_queue_limit: int = 64
+    #: seconds without an OAMPDU from the peer before Discovery restarts (made with the
+    #: settings, which never change: every frame from the peer reads it)
+    lost_link_time: float = attrs.field(init=False)
 
-    @property
-    def lost_link_time(self) -> float:
-        """Seconds without an OAMPDU from the peer before Discovery restarts."""
+    @lost_link_time.default
+    def _lost_link_time(self) -> float:
         return self.transmit_interval * self.multiplier
 
     @property

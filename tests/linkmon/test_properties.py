@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from efmoam.core.linkmon import (
+    FACTS,
     LinkMonitoringSettings,
     Location,
     MonitorKind,
@@ -31,12 +32,6 @@ from tests.linkmon import (
     raised,
 )
 
-FIELD = {
-    MonitorKind.ERRORED_SYMBOL_PERIOD: "errored_symbol_period",
-    MonitorKind.ERRORED_FRAME: "errored_frame",
-    MonitorKind.ERRORED_FRAME_PERIOD: "errored_frame_period",
-    MonitorKind.ERRORED_FRAME_SECONDS: "errored_frame_seconds",
-}
 #: windows the examples choose from: seconds, or frames for the period monitor
 WINDOWS: dict[MonitorKind, list[float]] = {
     MonitorKind.ERRORED_SYMBOL_PERIOD: [1.0, 2.0, 3.0],
@@ -58,7 +53,7 @@ def monitoring(draw: st.DrawFn) -> LinkMonitoringSettings:
     for kind in kinds:
         sf = draw(st.integers(1, 8))
         sd = draw(st.none() | st.integers(1, sf - 1)) if sf > 1 else None
-        fields[FIELD[kind]] = MonitorSettings(
+        fields[FACTS[kind].key] = MonitorSettings(
             enabled=True,
             sf_threshold=sf,
             sd_threshold=sd,
@@ -170,7 +165,7 @@ def run(lm: LinkMonitoringSettings, steps: list[tuple[int, int, int, str | None,
 def test_at_most_one_event_per_window(lm: LinkMonitoringSettings, steps: list[Any]) -> None:
     pair, _ = run(lm, steps)
     frames = [s[2] for s in steps]
-    for kind, field in FIELD.items():
+    for kind, field in ((kind, facts.key) for kind, facts in FACTS.items()):
         settings_ = getattr(lm, field)
         if not settings_.enabled:
             continue
