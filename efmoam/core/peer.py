@@ -5,9 +5,11 @@ where the standard leaves room, for an operator's expectations:
 
 * The first MAC heard in an Information OAMPDU after FAULT is the peer (point to point);
   another MAC is a violation, reported and ignored until the peer is lost.
-* The Flags field is in every OAMPDU (57.4.2.1): the flags of any OAMPDU the bound peer
-  sends are its flags from then on, whatever the code.  (One vendor sends its Dying Gasp
-  in an Organization Specific OAMPDU and then goes silent.)
+* The Flags field is in every OAMPDU (57.4.2.1): the critical flags (Link Fault, Dying
+  Gasp, Critical Event) of any OAMPDU the bound peer sends are its flags from then on,
+  whatever the code.  (One vendor sends its Dying Gasp in an Organization Specific
+  OAMPDU and then goes silent.)  The Local Evaluating and Stable bits are taken from
+  Information OAMPDUs only, which carry the peer's Discovery state.
 * An Event Notification whose sequence number and TLVs equal the last one's is a
   duplicate (a burst).  A new sequence number is a new notification; a point-to-point
   link does not reorder, so a lower one means the peer started counting again.  The

@@ -270,15 +270,18 @@ class OamPort:
             peer.lost_link_at = now + self.settings.lost_link_time
             if isinstance(pdu, Information):
                 self._receive_information(pdu, now)
+            elif self._critical_flags_of(pdu, now) is not S.SEND_ANY:
+                # the flags took Discovery out of SEND_ANY (a peer without link monitoring
+                # reporting a failure): the content is no longer ours to act on
+                self._drop(DropReason.NOT_IN_SEND_ANY, f"code {pdu.code:#04x} in {self.state.value}")
             else:
-                self._flags_of_other(pdu, now)
                 self._receive_other(pdu, now)
         else:
             reason, detail = refused
             self._drop(reason, detail)
             if reason is DropReason.NOT_IN_SEND_ANY and pdu.src == peer.mac:
                 peer.lost_link_at = now + self.settings.lost_link_time
-                self._flags_of_other(pdu, now)  # its content waits for SEND_ANY; its flags do not
+                self._critical_flags_of(pdu, now)  # its content waits for SEND_ANY; its flags do not
         self._settle(now)
 
     def handle_timer(self, *, now: float) -> None:
@@ -379,7 +382,7 @@ class OamPort:
         """Put back link monitoring state saved by `saved_state` (a restart); returns what
         could not be restored.  Raises ValueError, with the port unchanged, on data it
         cannot use."""
-        problems = persist.restore(self.link_monitoring, saved)
+        problems = persist.restore(self.link_monitoring, saved, now)
         self._settle(now)
         return problems
 
@@ -528,7 +531,7 @@ class OamPort:
         self._discover(now, "peer")
 
     def _peer_flags(self, flags: Flag, now: float) -> bool:
-        """The Flags field of an OAMPDU from the bound peer (57.4.2.1); True when it changed."""
+        """The Flags field of an Information OAMPDU from the bound peer; True when it changed."""
         peer = self._peer
         old, peer.flags = peer.flags, flags
         critical, old_critical = flags & CRITICAL_FLAGS, old & CRITICAL_FLAGS
@@ -537,10 +540,15 @@ class OamPort:
         self.link_monitoring.on_peer_flags(critical, now)
         return flags != old
 
-    def _flags_of_other(self, pdu: Oampdu, now: float) -> None:
-        """The flags of an OAMPDU other than Information: Discovery reads them too."""
-        if self._peer_flags(pdu.flags, now):
-            self._discover(now, "peer")
+    def _critical_flags_of(self, pdu: Oampdu, now: float) -> DiscoveryState:
+        """The critical flags of another OAMPDU from the bound peer (57.4.2.1); returns the
+        Discovery state they leave.  Its other flags (Local Evaluating/Stable) are left to
+        Information OAMPDUs, which carry the peer's Discovery state: some peers send 0 there
+        in other OAMPDUs."""
+        flags = (self._peer.flags & ~CRITICAL_FLAGS) | (pdu.flags & CRITICAL_FLAGS)
+        if self._peer_flags(Flag(flags), now):
+            self._discover(now, "peer")  # without link monitoring, the peer's failure flags count
+        return self.state
 
     def _receive_other(self, pdu: Oampdu, now: float) -> None:
         peer = self._peer

@@ -9,10 +9,28 @@
 
 from __future__ import annotations
 
-from efmoam.core import FrameDropped, LinkEventsReceived, OamPort, PeerQuirk, PortSettings, QuirkSeen
+from efmoam.core import (
+    DiscoveryChanged,
+    FrameDropped,
+    LinkEventsReceived,
+    LoopbackStatus,
+    OamPort,
+    PeerQuirk,
+    PortSettings,
+    QuirkSeen,
+)
 from efmoam.core.linkmon import LinkMonitoringSettings, Location, PeerActions, PortAction
 from efmoam.core.outputs import EventLogged, PeerFlagsChanged, PortServiceChanged
-from pdu import EventLogType, EventNotification, EventTlvType, Flag, LinkEventTlv, OrgSpecificPdu
+from pdu import (
+    EventLogType,
+    EventNotification,
+    EventTlvType,
+    Flag,
+    LinkEventTlv,
+    LoopbackCommand,
+    LoopbackControl,
+    OrgSpecificPdu,
+)
 from tests.core.test_support import (
     A_MAC,
     B_MAC,
@@ -146,3 +164,49 @@ def test_a_dying_gasp_is_logged_only_where_it_is_sent() -> None:
         port.take_outputs()
         assert port.send_dying_gasp(now=1.0) is False
         assert port.event_log() == [] and port.take_outputs() == []
+
+
+def test_other_oampdus_move_only_the_critical_flags() -> None:
+    """A peer whose other OAMPDUs carry 0 in Local Stable/Evaluating (some do) does not
+    take us out of SEND_ANY: those bits belong to its Information OAMPDUs."""
+    looping = PortSettings(loopback_process=True, link_monitoring=LinkMonitoringSettings(enabled=True))
+    pair = discovered(looping, MONITORING)
+    since = pair.now
+    pair.inject("a", frame(EventNotification(B_MAC, Flag(0), 1, (FRAME_EVENT,))))
+    pair.inject("a", frame(LoopbackControl(B_MAC, Flag(0), LoopbackCommand.ENABLE)))
+    pair.run_for(0.01)
+    assert outputs(pair, "a", DiscoveryChanged, since) == []
+    assert pair.a.state is S.SEND_ANY and pair.a.loopback is LoopbackStatus.LOCAL_LOOPBACK
+    assert pair.a.peer_flags & Flag.LOCAL_STABLE
+
+
+def test_a_failure_flag_that_ends_send_any_drops_the_content_it_came_with() -> None:
+    """Without link monitoring the peer's failure flags end SEND_ANY (the reference's
+    "unsupportive" node): the Loopback Control that carried one is not obeyed."""
+    unsupportive = PortSettings(loopback_process=True)
+    pair = discovered(unsupportive, PortSettings())
+    pair.link["b"].cut = True
+    pair.inject("a", frame(LoopbackControl(B_MAC, Flag.CRITICAL_EVENT | STABLE, LoopbackCommand.ENABLE)))
+    pair.run_for(0.01)
+    assert pair.a.state is S.SEND_LOCAL_REMOTE
+    assert pair.a.loopback is LoopbackStatus.NO_LOOPBACK
+    assert [o.reason for o in outputs(pair, "a", FrameDropped)] == ["not_in_send_any"]
+    assert remote_events(pair.a) == [EventLogType.CRITICAL_LINK_EVENT]
+
+
+def test_the_flags_our_client_set_outlive_a_link_flap() -> None:
+    """A link down/up ends the events of the link, not what our own side asked to send."""
+    pair = discovered(MONITORING, MONITORING)
+    pair.call("a", "set_local_flags", Flag.CRITICAL_EVENT, True)
+    pair.call("b", "set_local_flags", Flag.LINK_FAULT, True)
+    pair.run_for(0.5)
+    pair.call("a", "set_link", False)
+    pair.call("a", "set_link", True)
+    pair.run_for(1.5)
+    assert pair.a.local_flags & Flag.CRITICAL_EVENT and pair.b.peer_flags & Flag.CRITICAL_EVENT
+    local = [e for e in pair.a.link_monitoring.active_events() if e.location is Location.LOCAL]
+    assert [e.event_type for e in local] == [EventLogType.CRITICAL_LINK_EVENT]
+    assert remote_events(pair.a) == [EventLogType.LINK_FAULT]  # a new one: the peer still sends it
+    pair.call("a", "clear_events", Location.LOCAL)
+    pair.run_for(1.5)
+    assert not pair.b.peer_flags & Flag.CRITICAL_EVENT

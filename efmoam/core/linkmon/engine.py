@@ -16,7 +16,8 @@ Behaviour (the link-monitoring reference's, with the choices it leaves open writ
   TLV below its (non-zero) threshold ends the remote symbol event.  Remote TLVs below
   their threshold are not logged.
 * The flags our own client sets (`on_local_flags`) are local events while set; they never
-  affect the port, and they are the flags the port sends.
+  affect the port, and they are the flags the port sends.  The clear command ends them;
+  a link flap does not.
 
 Outputs are data, never calls: `outputs` holds `EventLogged` and `MonitorUnavailable`
 records and `intents` the Event Notifications to send (`NotifyPeer`).  The port drains
@@ -155,9 +156,12 @@ class LinkMonitoring:
                 self._clear_with_notice(event.key, now)
 
     def link_changed(self) -> None:
-        """A link down/up clears every event, local and remote, and restarts the windows."""
+        """A link down/up clears every monitor event, local and remote, and every flag
+        event of the peer, and restarts the windows.  The flags our own client set stay:
+        they are its to clear."""
         for event in self.active:
-            self._clear(event.key)
+            if not (event.key.location is Location.LOCAL and event.key.is_flag):
+                self._clear(event.key)
         for monitor in self.monitors.values():
             monitor.restart()
             monitor.cleared()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from typing import Any
 
 import attrs
@@ -36,6 +37,7 @@ SLOTS = 12
 #: the reserved slot of each critical flag's event type: 1, 2, 3 in FLAG_EVENT_TYPES order
 FLAG_SLOTS = {log_type: slot for slot, log_type in enumerate(FLAG_EVENT_TYPES.values(), start=1)}
 RING = range(len(FLAG_SLOTS) + 1, SLOTS + 1)
+_OUI = re.compile(r"[0-9a-f]{2}:[0-9a-f]{2}:[0-9a-f]{2}")
 
 
 class Location(enum.Enum):
@@ -107,10 +109,9 @@ class EventLogEntry:
         if type_number not in EventLogType._value2member_map_:
             raise ValueError(f"unknown event-log type {type_number}")
         oui = get.text("oui")
-        try:
-            oui_value = int(oui.replace(":", ""), 16)
-        except ValueError:
-            raise ValueError(f"oui {oui!r} is not an OUI") from None
+        if not _OUI.fullmatch(oui):
+            raise ValueError(f"oui {_short(oui)} is not an OUI (three octets, 01:80:c2)")
+        oui_value = int(oui.replace(":", ""), 16)
         entry = cls(
             index=get.integer("index", 1, 2**63),
             location=get.choice("location", Location),
@@ -128,6 +129,12 @@ class EventLogEntry:
             active=get.boolean("active"),
         )
         return None if view.get("slot") is None else get.integer("slot", 1, SLOTS), entry
+
+
+def _short(value: object) -> str:
+    """A value as a message quotes it: at most 40 characters of it."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _number_view(value: int) -> int | None:
@@ -148,25 +155,25 @@ class _Reader:
     def integer(self, key: str, low: int, high: int) -> int:
         value = self._get(key)
         if type(value) is not int or not low <= value <= high:
-            raise ValueError(f"event-log entry {key} {value!r} is not an integer in {low}..{high}")
+            raise ValueError(f"event-log entry {key} {_short(value)} is not an integer in {low}..{high}")
         return value
 
     def real(self, key: str) -> float:
         value = self._get(key)
-        if type(value) not in (int, float) or not math.isfinite(value):
-            raise ValueError(f"event-log entry {key} {value!r} is not a finite number")
+        if not (type(value) is float and math.isfinite(value)) and not (type(value) is int and abs(value) < 2**53):
+            raise ValueError(f"event-log entry {key} {_short(value)} is not a finite number")
         return float(value)
 
     def boolean(self, key: str) -> bool:
         value = self._get(key)
         if type(value) is not bool:
-            raise ValueError(f"event-log entry {key} {value!r} is not true or false")
+            raise ValueError(f"event-log entry {key} {_short(value)} is not true or false")
         return value
 
     def text(self, key: str) -> str:
         value = self._get(key)
         if not isinstance(value, str):
-            raise ValueError(f"event-log entry {key} {value!r} is not a string")
+            raise ValueError(f"event-log entry {key} {_short(value)} is not a string")
         return value
 
     def choice(self, key: str, enum_type: type[enum.Enum]) -> Any:
@@ -174,7 +181,7 @@ class _Reader:
         try:
             return enum_type(value)
         except ValueError:
-            raise ValueError(f"event-log entry {key} {value!r} is not one of its values") from None
+            raise ValueError(f"event-log entry {key} {_short(value)} is not one of its values") from None
 
     def threshold_number(self, key: str) -> int:
         return NOT_A_THRESHOLD if self._get(key) is None else self.integer(key, 0, NOT_A_THRESHOLD)

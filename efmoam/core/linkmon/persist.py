@@ -9,10 +9,15 @@ break a restore.  `restore` puts it back into a fresh `LinkMonitoring`:
 * remote flag events come back active and clear with the peer's first OAMPDU that no
   longer carries the flag;
 * local flag events come back cleared: the flags they recorded (a Dying Gasp at
-  shutdown, say) belonged to the process that set them.
+  shutdown, say) belonged to the process that set them;
+* the active events are the truth: a log entry marked active that is no saved active
+  event is shown cleared.
 
-Version 1 (which saved only the index of each active event's log entry) is still read;
-an active event whose entry its log no longer showed is reported and left out.
+The file is input like any other: whatever it holds, `restore` either restores or raises
+ValueError naming the problem, and then leaves `monitoring` as it was.  Version 1 (which
+saved only the index of each active event's log entry) is still read; a flag event whose
+entry that version's log had overwritten is rebuilt from its key, any other active event
+without its entry is reported and left out.
 """
 
 from __future__ import annotations
@@ -20,12 +25,15 @@ from __future__ import annotations
 from typing import Any
 
 from efmoam.core.linkmon.engine import LinkMonitoring
-from efmoam.core.linkmon.eventlog import FLAG_SLOTS, EventLog, EventLogEntry, Location
+from efmoam.core.linkmon.eventlog import FLAG_SLOTS, EventLog, EventLogEntry, Location, Severity
 from efmoam.core.linkmon.events import ActiveEvent, EventKey
-from efmoam.core.linkmon.kinds import MonitorKind
-from pdu.enums import CRITICAL_FLAGS, FLAG_EVENT_TYPES, Flag
+from efmoam.core.linkmon.kinds import FACTS, MonitorKind
+from efmoam.core.linkmon.settings import PortAction
+from pdu.enums import FLAG_EVENT_TYPES, Flag
 
 VERSION = 2
+#: the Information flags a local failure may set (local-sf-action's info-notification)
+_FAILURE_FLAGS = Flag.DYING_GASP | Flag.CRITICAL_EVENT
 
 
 def snapshot(monitoring: LinkMonitoring) -> dict[str, Any]:
@@ -41,28 +49,42 @@ def snapshot(monitoring: LinkMonitoring) -> dict[str, Any]:
     }
 
 
-def restore(monitoring: LinkMonitoring, data: object) -> list[str]:
+def restore(monitoring: LinkMonitoring, data: object, now: float = 0.0) -> list[str]:
     """Put a snapshot back into a fresh `monitoring`; returns what could not be restored.
 
-    Raises ValueError, naming the problem, on data it cannot use at all; `monitoring` is
-    then left as it was.
+    `now` stamps the entries version 1 lost and this rebuilds.  Raises ValueError, naming
+    the problem, on data it cannot use at all; `monitoring` is then left as it was.
     """
+    try:
+        log, active, problems = _read(monitoring, data, now)
+    except (TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
+        raise ValueError(f"saved state not readable: {type(exc).__name__}: {exc}") from None
+    monitoring.log = log
+    kept = {event.entry.index for event in active if not (event.key.location is Location.LOCAL and event.key.is_flag)}
+    for _, entry in log.entries():
+        if entry.active and entry.index not in kept:
+            log.mark_cleared(entry)  # no active event behind it (or a local flag: see above)
+    for event in active:
+        if event.entry.index in kept:
+            monitoring.restore_event(event)
+    return problems
+
+
+def _read(monitoring: LinkMonitoring, data: object, now: float) -> tuple[EventLog, list[ActiveEvent], list[str]]:
     if not isinstance(data, dict):
         raise ValueError(f"saved state is an object, not {type(data).__name__}")
     version = data.get("version")
     if version == VERSION:
         log, active, problems = _read_v2(data)
     elif version == 1:
-        log, active, problems = _read_v1(data)
+        log, active, problems = _read_v1(monitoring, data, now)
     else:
         raise ValueError(f"state version {version!r}, expected {VERSION}")
-    monitoring.log = log
+    if len({event.key for event in active}) != len(active):
+        raise ValueError("two saved active events of the same key")
     for event in active:
-        if event.key.location is Location.LOCAL and event.key.is_flag:
-            monitoring.log.mark_cleared(event.entry)
-        else:
-            monitoring.restore_event(event)
-    return problems
+        _check(event)
+    return log, active, problems
 
 
 def _list(data: dict[str, Any], key: str) -> list[Any]:
@@ -79,6 +101,12 @@ def _next_index(data: dict[str, Any]) -> int:
     return value
 
 
+def _flags(value: object) -> Flag:
+    if type(value) is not int or value & ~int(_FAILURE_FLAGS | Flag.LINK_FAULT):
+        raise ValueError(f"saved flags {value!r} are not critical flags")
+    return Flag(value)
+
+
 def _read_v2(data: dict[str, Any]) -> tuple[EventLog, list[ActiveEvent], list[str]]:
     log = EventLog()
     log.load([EventLogEntry.from_view(view) for view in _list(data, "log")], _next_index(data))
@@ -86,25 +114,23 @@ def _read_v2(data: dict[str, Any]) -> tuple[EventLog, list[ActiveEvent], list[st
     for item in _list(data, "active"):
         if not isinstance(item, dict):
             raise ValueError("a saved active event is an object")
-        key = EventKey.from_view(item.get("key"))
         _, entry = EventLogEntry.from_view(item.get("entry"))
-        flags = item.get("flags")
-        if type(flags) is not int or flags & ~int(CRITICAL_FLAGS):
-            raise ValueError(f"saved flags {flags!r} are not critical flags")
-        _check_key(key, entry)
-        active.append(ActiveEvent(key, entry, Flag(flags)))
-    if len({event.key for event in active}) != len(active):
-        raise ValueError("two saved active events of the same key")
+        active.append(ActiveEvent(EventKey.from_view(item.get("key")), entry, _flags(item.get("flags"))))
     return log, active, []
 
 
-def _check_key(key: EventKey, entry: EventLogEntry) -> None:
-    """The entry is an active event of what the key says."""
+def _check(event: ActiveEvent) -> None:
+    """The entry is an active event of what its key says, with flags it may set."""
+    key, entry, source = event.key, event.entry, event.key.source
+    what = key.view()
     if not entry.active or entry.location is not key.location:
-        raise ValueError(f"saved active event {key.view()} has an entry of another location or a cleared one")
-    is_flag_event = entry.event_type in FLAG_EVENT_TYPES.values()
-    if key.is_flag is not is_flag_event:
-        raise ValueError(f"saved active event {key.view()} has an entry of another type")
+        raise ValueError(f"saved active event {what} has an entry of another location or a cleared one")
+    expected = FLAG_EVENT_TYPES[source] if isinstance(source, Flag) else FACTS[source].log_type
+    if entry.event_type is not expected:
+        raise ValueError(f"saved active event {what} has an entry of type {int(entry.event_type)}")
+    allowed = source if isinstance(source, Flag) else _FAILURE_FLAGS
+    if event.flags & ~allowed or (key.location is Location.REMOTE and event.flags):
+        raise ValueError(f"saved active event {what} sets flags it cannot set: {int(event.flags)}")
 
 
 # -- version 1 ------------------------------------------------------------------------------
@@ -114,21 +140,18 @@ def _entry_v1(data: object) -> EventLogEntry:
     """An entry as version 1 saved it (its attributes, enums by value)."""
     if not isinstance(data, dict):
         raise ValueError("a version 1 log entry is an object")
-    try:
-        view = {
-            **data,
-            "type_number": data["event_type"],
-            "oui": int(data["oui"]).to_bytes(3, "big").hex(":"),
-            "slot": 1,
-        }
-        for key in ("window", "threshold", "value"):
-            view[key] = None if view.get(key) == 2**64 - 1 else view.get(key)
-    except (KeyError, TypeError, ValueError, OverflowError):
-        raise ValueError("a version 1 log entry lacks its type or OUI") from None
+    oui = data.get("oui")
+    if type(oui) is not int or not 0 <= oui <= 0xFFFFFF:
+        raise ValueError(f"a version 1 log entry's OUI {oui!r} is not an OUI")
+    view = {**data, "type_number": data.get("event_type"), "oui": oui.to_bytes(3, "big").hex(":"), "slot": None}
+    for key in ("window", "threshold", "value"):
+        view[key] = None if view.get(key) == 2**64 - 1 else view.get(key)
     return EventLogEntry.from_view(view)[1]
 
 
-def _read_v1(data: dict[str, Any]) -> tuple[EventLog, list[ActiveEvent], list[str]]:
+def _read_v1(
+    monitoring: LinkMonitoring, data: dict[str, Any], now: float
+) -> tuple[EventLog, list[ActiveEvent], list[str]]:
     entries: list[tuple[int | None, EventLogEntry]] = []
     for item in _list(data, "log"):
         if not isinstance(item, list) or len(item) != 2 or type(item[0]) is not int:
@@ -143,17 +166,24 @@ def _read_v1(data: dict[str, Any]) -> tuple[EventLog, list[ActiveEvent], list[st
     active: list[ActiveEvent] = []
     problems: list[str] = []
     for item in _list(data, "active"):
-        try:
-            location, kind, what = item["key"]
-            source: MonitorKind | Flag = MonitorKind(what) if kind == "monitor" else Flag(what)
-            key = EventKey(Location(location), source)
-            flags = Flag(int(item["flags"]) & int(CRITICAL_FLAGS))
-            index = item["index"]
-        except (KeyError, TypeError, ValueError):
-            raise ValueError(f"a version 1 active event {item!r} is not readable") from None
-        entry = by_index.get(index)
-        if entry is None or not entry.active:
+        if not isinstance(item, dict) or not isinstance(item.get("key"), list) or len(item["key"]) != 3:
+            raise ValueError(f"a version 1 active event {item!r} is not readable")
+        location, kind, what = item["key"]
+        source: MonitorKind | Flag = MonitorKind(what) if kind == "monitor" else Flag(int(what))
+        key = EventKey(Location(location), source)
+        flags, index = _flags(item.get("flags")), item.get("index")
+        entry = by_index.get(index) if type(index) is int else None
+        if entry is not None and entry.active:
+            active.append(ActiveEvent(key, entry, flags))
+        elif isinstance(source, Flag):  # its slot was taken by the other location's: rebuild it
+            action = monitoring.settings.peer_actions.for_flag(source)
+            affects = key.location is Location.REMOTE and action is PortAction.OUT_OF_SERVICE
+            _, rebuilt = log.add(
+                location=key.location, event_type=FLAG_EVENT_TYPES[source], severity=Severity.FAILURE, time=now,
+                port_affecting=affects, running_total=1, event_total=1,
+            )  # fmt: skip
+            active.append(ActiveEvent(key, rebuilt, flags))
+            problems.append(f"active event {key.view()} rebuilt: version 1 had overwritten its log entry {index}")
+        else:
             problems.append(f"active event {key.view()} lost: its log entry {index} was no longer kept")
-            continue
-        active.append(ActiveEvent(key, entry, flags))
     return log, active, problems
