@@ -90,10 +90,7 @@ from pdu.model import (
 S = DiscoveryState
 _NO_FLAGS = Flag(0)
 _EVALUATING_OR_STABLE = Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE
-_ANY_MAC = LoopbackConditions()
-_INFORMATION = int(
-    Code.INFORMATION
-)  # bound once: the steady state reads it per frame  #: loopback inputs whose guards read no MAC
+_ANY_MAC = LoopbackConditions()  #: for the loopback inputs whose guards read no MAC
 
 
 class OamPort:
@@ -154,7 +151,7 @@ class OamPort:
         other = self._loopback.deadline
         if other is not None and (deadline is None or other < deadline):
             deadline = other
-        other = self._tx.next_deadline(self._local_pdu)
+        other = self._tx.next_send
         if other is not None and (deadline is None or other < deadline):
             deadline = other
         return deadline
@@ -262,7 +259,7 @@ class OamPort:
             return
         peer = self._peer
         if pdu is peer.last_info:  # the peer repeated itself (the steady state): see the module's comment
-            self.stats.received(_INFORMATION)
+            self.stats.information_rx += 1  # counted in place (see `OamStatistics`)
             peer.lost_link_at = now + self.settings.lost_link_time
             return
         refused = self._refusal(pdu)
@@ -298,7 +295,7 @@ class OamPort:
         if expired:
             self._settle(now)
         else:  # only time passed (a keep-alive or a queued frame is due): nothing derived changed
-            self._send_due(now)
+            self._tx.service(now, self._local_pdu, self._outputs)
 
     def on_counters(self, sample: CounterSample, *, now: float) -> None:
         """A sample of the NIC's cumulative error counters, for link monitoring."""
@@ -471,13 +468,7 @@ class OamPort:
             # kept, not a property: read twice per keep-alive, it costs 10 % of the steady state (test_core_bench)
             self._local_pdu = local_pdu(self.state, self._link_ok, self.settings.unidirectional)
             self._tx.set_information(self._information_content(), now)
-        self._send_due(now)
-
-    def _send_due(self, now: float) -> None:
-        """Send what is due: the last part of `_settle`, alone when only time has passed."""
-        sent = self._tx.service(now, self._local_pdu)
-        if sent:
-            self._outputs += sent
+        self._tx.service(now, self._local_pdu, self._outputs)
 
     def _information_content(self) -> InformationContent:
         return InformationContent(

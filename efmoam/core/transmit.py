@@ -114,6 +114,8 @@ class Transmitter:
         self._due = now  #: when the next Information OAMPDU is due
         self._urgent = False  #: the Information to send carries a change
         self._last_sent_info = False  #: whether the last OAMPDU sent was an Information
+        #: when something may be sent next, as of the last `service` (None: nothing can be)
+        self.next_send: float | None = None
 
     def set_interval(self, interval: float) -> None:
         if interval != self._interval:
@@ -172,38 +174,27 @@ class Transmitter:
 
     # -- sending -----------------------------------------------------------------------
 
-    def next_deadline(self, mode: LocalPdu) -> float | None:
-        """When something may be sent next (None: nothing can be sent in this mode)."""
-        if mode is _RX_INFO:
-            return None
-        send = self._budget.next_free(self._due)
-        if self._queue and mode is _ANY:
-            send = min(send, self._budget.next_free(0.0, information=False))
-        return send
-
-    def service(self, now: float, mode: LocalPdu) -> list[Transmit | FrameDropped]:
-        """Send what is due and what the budget allows, Information first.  Other OAMPDUs
-        carry the Flags field of the current Information content."""
+    def service(self, now: float, mode: LocalPdu, sent: list[Any]) -> None:
+        """Send what is due and what the budget allows, Information first, appending the
+        frames (and any frame dropped) to `sent`.  Other OAMPDUs carry the Flags field of
+        the current Information content.  Sets `next_send` for `mode`."""
         if mode is _RX_INFO:
             self._due = now
-            return []
-        queued = bool(self._queue) and mode is _ANY
-        if self._due > now and not queued:
-            return []  # nothing due (the steady state between keep-alives)
-        sent: list[Transmit | FrameDropped] = []
+            self.next_send = None
+            return
         budget = self._budget
-        info = self._frame
-        assert info is not None, "set_information before sending"
-        while True:
+        # else nothing is due (the steady state between keep-alives)
+        while self._due <= now or (self._queue and mode is _ANY):
             info_due = self._due <= now
             queued = bool(self._queue) and mode is _ANY
-            if not (info_due or queued) or not budget.available(now):
+            if not budget.available(now):
                 break
             waiting = queued and budget.available(now, information=False)
             if info_due and (self._urgent or not (waiting and self._last_sent_info)):
                 budget.spend(now)
-                sent.append(info)
-                self.stats.sent(_INFORMATION)
+                assert self._frame is not None, "set_information before sending"
+                sent.append(self._frame)
+                self.stats.information_tx += 1  # the keep-alive: counted in place (see `OamStatistics`)
                 self._due = now + self._interval
                 self._last_sent_info = True
                 self._urgent = False
@@ -212,7 +203,11 @@ class Transmitter:
                 self._last_sent_info = False
             else:
                 break
-        return sent
+        send = budget.next_free(self._due)
+        if self._queue and mode is _ANY:
+            send = min(send, budget.next_free(0.0, information=False))
+        # kept, not asked for: every input ends here, and the caller reads it after each one
+        self.next_send = send
 
     def _send_queued(self, now: float) -> Transmit | FrameDropped:
         queued = self._queue.popleft()
