@@ -161,11 +161,13 @@ def test_every_single_octet_mutation_of_a_vector(vector: Vector) -> None:
 # -- linear time --------------------------------------------------------------------------------
 
 
-def best_time(function: Callable[[bytes], Any], frame: bytes, runs: int = 7) -> float:
+def best_time(function: Callable[[bytes], Any], frame: bytes, runs: int = 7, batch: int = 1) -> float:
+    """The shortest of `runs` timings of `batch` calls (the least disturbed by the machine)."""
     best = math.inf
     for _ in range(runs):
         start = time.perf_counter()
-        function(frame)
+        for _ in range(batch):
+            function(frame)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -198,12 +200,13 @@ def test_max_size_frame_decodes_in_bounded_time(shape: str) -> None:
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_decode_time_grows_linearly(shape: str) -> None:
-    """Twice the units take about twice the time; quadratic work would take four times."""
+    """Four times the units take about four times the time; quadratic work would take
+    sixteen times.  The bound between the two leaves room for a noisy machine."""
     build, unit = SHAPES[shape]
     units = (MAX_FRAME - 24) // unit
-    small, large = build(units // 2), build(units)
-    ratio = best_time(decode, large, runs=15) / best_time(decode, small, runs=15)
-    assert ratio < 3.2, f"{shape}: {ratio:.2f}x the time for 2x the octets"
+    small, large = build(units // 4), build(units)
+    ratio = best_time(decode, large, runs=15, batch=10) / best_time(decode, small, runs=15, batch=10)
+    assert ratio < 8.0, f"{shape}: {ratio:.2f}x the time for 4x the octets"
 
 
 # -- PeerDecoder -------------------------------------------------------------------------------
