@@ -16,6 +16,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import attr
+import attrs
 import click
 import pytest
 
@@ -34,14 +36,17 @@ def as_nobody() -> list[str] | None:
 
 
 def readable_copy() -> str:
-    """The efmoam package and click, copied where any user can read them (the checkout and
+    """The efmoam and pdu packages, click and attrs, copied where any user can read them (the checkout and
     the venv may sit under a directory only root may enter, such as a mktemp -d clone)."""
     shared = Path(tempfile.mkdtemp(prefix="efmoam-nobody-"))
     shared.chmod(0o755)
     atexit.register(shutil.rmtree, shared, True)
     skip = shutil.ignore_patterns("__pycache__")
-    shutil.copytree(Path(ROOT) / "efmoam", shared / "efmoam", ignore=skip)
-    shutil.copytree(Path(click.__file__).resolve().parent, shared / "click", ignore=skip)
+    for package in ("efmoam", "pdu"):  # the text views read the monitor table and pdu's numbers
+        shutil.copytree(Path(ROOT) / package, shared / package, ignore=skip)
+    for module in (click, attr, attrs):
+        source = Path(module.__file__).resolve().parent
+        shutil.copytree(source, shared / source.name, ignore=skip)
     for entry in shared.rglob("*"):
         entry.chmod(0o755 if entry.is_dir() else 0o644)
     return str(shared)
