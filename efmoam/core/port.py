@@ -263,22 +263,22 @@ class OamPort:
             peer.lost_link_at = now + self.settings.lost_link_time
             return
         refused = self._refusal(pdu)
-        if refused is None:
+        if refused is not None:
+            self._drop(*refused)
+        elif isinstance(pdu, Information):
             peer.lost_link_at = now + self.settings.lost_link_time
-            if isinstance(pdu, Information):
-                self._receive_information(pdu, now)
-            elif self._critical_flags_of(pdu, now) is not S.SEND_ANY:
-                # the flags took Discovery out of SEND_ANY (a peer without link monitoring
-                # reporting a failure): the content is no longer ours to act on
-                self._drop(DropReason.NOT_IN_SEND_ANY, f"code {pdu.code:#04x} in {self.state.value}")
-            else:
-                self._receive_other(pdu, now)
+            self._receive_information(pdu, now)
+        elif peer.mac is None:
+            self._drop(DropReason.NOT_IN_SEND_ANY, f"code {pdu.code:#04x} before a peer")
         else:
-            reason, detail = refused
-            self._drop(reason, detail)
-            if reason is DropReason.NOT_IN_SEND_ANY and pdu.src == peer.mac:
-                peer.lost_link_at = now + self.settings.lost_link_time
-                self._critical_flags_of(pdu, now)  # its content waits for SEND_ANY; its flags do not
+            peer.lost_link_at = now + self.settings.lost_link_time
+            # its flags act whatever its code (they may end SEND_ANY: a peer without link
+            # monitoring reporting a failure); its content only in the state they leave
+            self._critical_flags_of(pdu, now)
+            if self.state is S.SEND_ANY:
+                self._receive_other(pdu, now)
+            else:
+                self._drop(DropReason.NOT_IN_SEND_ANY, f"code {pdu.code:#04x} in {self.state.value}")
         self._settle(now)
 
     def handle_timer(self, *, now: float) -> None:
@@ -465,7 +465,7 @@ class OamPort:
         )  # fmt: skip
         if inputs != self._information_inputs:
             self._information_inputs = inputs
-            # kept, not a property: read twice per keep-alive, it costs 10 % of the steady state (test_core_bench)
+            # kept, not a property: every keep-alive reads it, and working it out there cost 5-10 % (test_core_bench)
             self._local_pdu = local_pdu(self.state, self._link_ok, self.settings.unidirectional)
             self._tx.set_information(self._information_content(), now)
         self._tx.service(now, self._local_pdu, self._outputs)
@@ -483,7 +483,7 @@ class OamPort:
     # -- receiving ---------------------------------------------------------------------
 
     def _refusal(self, pdu: Oampdu) -> tuple[DropReason, str] | None:
-        """Why `pdu` is not acted on (None: it is), in the order the filters apply."""
+        """Why `pdu` is not acted on at all (None: it is), in the order the filters apply."""
         peer_mac = self._peer.mac
         if pdu.src == self.mac:
             return DropReason.LOOP, "our own OAMPDU came back"
@@ -495,9 +495,7 @@ class OamPort:
             return DropReason.LINK_DOWN, ""
         if peer_mac is not None and pdu.src != peer_mac:
             return DropReason.SECOND_PEER, f"{pdu.src} while the peer is {peer_mac}"
-        if not isinstance(pdu, Information) and (peer_mac is None or self.local_pdu is not LocalPdu.ANY):
-            return DropReason.NOT_IN_SEND_ANY, f"code {pdu.code:#04x} in {self.state.value}"
-        return None
+        return None  # an OAMPDU other than Information is also filtered by ``local_pdu``, in `receive`
 
     def _drop(self, reason: DropReason | DecodeReason, detail: str = "") -> None:
         self.drops[reason.value] = self.drops.get(reason.value, 0) + 1
@@ -531,15 +529,13 @@ class OamPort:
         self.link_monitoring.on_peer_flags(critical, now)
         return flags != old
 
-    def _critical_flags_of(self, pdu: Oampdu, now: float) -> DiscoveryState:
-        """The critical flags of another OAMPDU from the bound peer (57.4.2.1); returns the
-        Discovery state they leave.  Its other flags (Local Evaluating/Stable) are left to
-        Information OAMPDUs, which carry the peer's Discovery state: some peers send 0 there
-        in other OAMPDUs."""
+    def _critical_flags_of(self, pdu: Oampdu, now: float) -> None:
+        """The critical flags of another OAMPDU from the bound peer (57.4.2.1).  Its other
+        flags (Local Evaluating/Stable) are left to Information OAMPDUs, which carry the
+        peer's Discovery state: some peers send 0 there in other OAMPDUs."""
         flags = (self._peer.flags & ~CRITICAL_FLAGS) | (pdu.flags & CRITICAL_FLAGS)
         if self._peer_flags(Flag(flags), now):
             self._discover(now, "peer")  # without link monitoring, the peer's failure flags count
-        return self.state
 
     def _receive_other(self, pdu: Oampdu, now: float) -> None:
         peer = self._peer

@@ -72,7 +72,7 @@ from efmoam.linux.ethtool import EthtoolIoctl, LinkMode
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket
 from efmoam.views.data import port_view, summary_view, variable_view
-from pdu import EVENT_LOG_TYPE_NAMES, Branch, Flag, MuxAction, ParserAction, VariableContainer, VariableDescriptor
+from pdu import Branch, Flag, MuxAction, ParserAction, VariableContainer, VariableDescriptor
 
 ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
 RX_BATCH = 64  #: frames read from one socket per wake-up
@@ -485,13 +485,12 @@ class Daemon:
         return False  # no vendor's Organization Specific OAMPDU is interpreted (its flags are, by the engine)
 
     def _log_event(self, name: str, logged: EventLogged) -> None:
-        entry = logged.entry
+        entry, view = logged.entry, logged.entry.view(logged.slot)
         self.journal.log(
             "warning" if entry.active and entry.port_affecting else "notice",
             "link event" if entry.active else "link event cleared",
-            port=name, location=entry.location.value, type=EVENT_LOG_TYPE_NAMES[entry.event_type],
-            severity=entry.severity.value, slot=logged.slot, value=_number(entry.value),
-            threshold=_number(entry.threshold), window=_number(entry.window), affects_port=entry.port_affecting,
+            port=name, location=view["location"], type=view["type"], severity=view["severity"], slot=logged.slot,
+            value=view["value"], threshold=view["threshold"], window=view["window"], affects_port=entry.port_affecting,
         )  # fmt: skip
 
     # -- actions -----------------------------------------------------------------------
@@ -826,10 +825,6 @@ def _event_action(logged: EventLogged) -> str:
     if not entry.active:
         return "cleared"
     return "out-of-service" if entry.port_affecting else "log-only"
-
-
-def _number(value: int) -> int | None:
-    return None if value == 2**64 - 1 else value
 
 
 def run_daemon(config_path: str | None) -> int:

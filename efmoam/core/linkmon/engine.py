@@ -51,6 +51,11 @@ class NotifyPeer:
     burst: int = 1
 
 
+#: the event keys of the critical flags, made once (they are read for every OAMPDU from the peer)
+_REMOTE_FLAG_KEYS = {flag: EventKey(Location.REMOTE, flag) for flag in FLAG_EVENT_TYPES}
+_LOCAL_FLAG_KEYS = {flag: EventKey(Location.LOCAL, flag) for flag in FLAG_EVENT_TYPES}
+
+
 def event_timestamp(epoch: float, now: float) -> int:
     """An Event Time Stamp: 100 ms units since `epoch` (the port's start), wrapping at 16 bits."""
     return int((now - epoch) * 10) & 0xFFFF
@@ -106,8 +111,7 @@ class LinkMonitoring:
     def on_peer_flags(self, flags: Flag, now: float) -> None:
         """The peer's critical flags, from any OAMPDU (none: the peer is gone)."""
         actions = self.settings.peer_actions
-        for flag in FLAG_EVENT_TYPES:
-            key = EventKey(Location.REMOTE, flag)
+        for flag, key in _REMOTE_FLAG_KEYS.items():
             if flags & flag and key not in self.active:
                 self._raise_flag(key, now, affects=actions.for_flag(flag) is PortAction.OUT_OF_SERVICE)
             elif not flags & flag and key in self.active:
@@ -115,8 +119,7 @@ class LinkMonitoring:
 
     def on_local_flags(self, flags: Flag, now: float) -> None:
         """The critical flags our own client wants sent: events while set, never port-affecting."""
-        for flag in FLAG_EVENT_TYPES:
-            key = EventKey(Location.LOCAL, flag)
+        for flag, key in _LOCAL_FLAG_KEYS.items():
             if flags & flag and key not in self.active:
                 self._raise_flag(key, now, affects=False, sets=flag)
             elif not flags & flag and key in self.active:
@@ -126,8 +129,8 @@ class LinkMonitoring:
     def local_flags(self) -> Flag:
         """The critical flags our own client set (the active local flag events)."""
         flags = 0
-        for flag in FLAG_EVENT_TYPES:
-            if EventKey(Location.LOCAL, flag) in self.active:
+        for flag, key in _LOCAL_FLAG_KEYS.items():
+            if key in self.active:
                 flags |= flag
         return Flag(flags)
 
@@ -137,7 +140,7 @@ class LinkMonitoring:
         for tlv in tlvs:
             facts = BY_WIRE_TYPE.get(tlv.type) if isinstance(tlv, LinkEventTlv) else None
             if facts is None:
-                continue
+                continue  # an Organization Specific or unknown TLV
             assert isinstance(tlv, LinkEventTlv)
             key = EventKey(Location.REMOTE, facts.kind)
             if tlv.threshold and tlv.errors >= tlv.threshold:

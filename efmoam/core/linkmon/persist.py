@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from efmoam.core.linkmon.engine import LinkMonitoring
-from efmoam.core.linkmon.eventlog import FLAG_SLOTS, EventLog, EventLogEntry, Location, Severity
+from efmoam.core.linkmon.eventlog import FLAG_SLOTS, NOT_A_THRESHOLD, EventLog, EventLogEntry, Location, Severity
 from efmoam.core.linkmon.events import ActiveEvent, EventKey
 from efmoam.core.linkmon.kinds import FACTS, MonitorKind
 from efmoam.core.linkmon.settings import PortAction
@@ -145,7 +145,7 @@ def _entry_v1(data: object) -> EventLogEntry:
         raise ValueError(f"a version 1 log entry's OUI {oui!r} is not an OUI")
     view = {**data, "type_number": data.get("event_type"), "oui": oui.to_bytes(3, "big").hex(":"), "slot": None}
     for key in ("window", "threshold", "value"):
-        view[key] = None if view.get(key) == 2**64 - 1 else view.get(key)
+        view[key] = None if view.get(key) == NOT_A_THRESHOLD else view.get(key)
     return EventLogEntry.from_view(view)[1]
 
 
