@@ -378,7 +378,13 @@ def _encode_body(pdu: Oampdu) -> bytes:
     return pdu.data
 
 
-@functools.lru_cache(maxsize=8192)
+#: OAMPDUs whose encoding is kept: enough for the repeats of a port's Information and
+#: Event Notification bursts, small enough that a flood of distinct PDUs (Variable
+#: Responses to ever-different requests) cannot grow the process
+ENCODE_CACHE_SIZE = 64
+
+
+@functools.lru_cache(maxsize=ENCODE_CACHE_SIZE)
 def encode(pdu: Oampdu, max_pdu_size: int = MAX_OAMPDU_SIZE) -> bytes:
     """Encode an OAMPDU into a frame (no FCS), padded to 60 octets.
 

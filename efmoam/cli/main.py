@@ -111,7 +111,8 @@ def config_check(file: str) -> None:
     FILE is a YAML configuration file ("-": standard input).  A valid file prints one
     line, "FILE: ok, N port rules".  Each problem is printed on standard error as
     file:line:column: path.to.key: message, every problem in the file, not just the
-    first.  Exit status: 0 valid, 1 invalid, 2 if FILE cannot be read.
+    first.  Exit status: 0 valid, 1 invalid, 2 if FILE cannot be read (missing, not a
+    regular file, or larger than 1 MiB, as the daemon would refuse it).
     """
     from efmoam.config.check import run_check  # noqa: PLC0415 - imports the core (and scapy)
 

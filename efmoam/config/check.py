@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 from typing import BinaryIO, TextIO
 
-from efmoam.config.loader import ConfigError, decode_config, load_config_text
+from efmoam.config.loader import ConfigError, decode_config, load_config_text, read_config_file
+from efmoam.linux.files import CONFIG_FILE_LIMIT, FileRefusedError
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -15,18 +17,25 @@ def run_check(path: str, stdout: TextIO, stderr: TextIO, stdin: BinaryIO | None 
     """Check the configuration file `path` ("-": `stdin`); returns the exit status.
 
     Valid: one line ``FILE: ok, N port rules`` on `stdout`, status 0.  Invalid: each
-    problem as ``file:line:column: path: message`` on `stderr`, status 1.  Unreadable:
-    one line on `stderr`, status 2.
+    problem as ``file:line:column: path: message`` on `stderr`, status 1.  Unreadable
+    (missing, not a regular file, larger than the daemon reads): one line on `stderr`,
+    status 2.  The file is read as the daemon reads it (`read_config_file`): a FIFO or a
+    device is refused at once, never waited on or read without end.
     """
     name = "<stdin>" if path == "-" else path
     try:
         if path == "-":
             if stdin is None:
                 raise OSError("no standard input")
-            data = stdin.read()
+            data = stdin.read(CONFIG_FILE_LIMIT + 1)
+            if len(data) > CONFIG_FILE_LIMIT:
+                raise FileRefusedError(
+                    name,
+                    errno.EFBIG,
+                    f"File too large (a configuration file may have at most {CONFIG_FILE_LIMIT >> 20} MiB)",
+                )
         else:
-            with open(path, "rb") as stream:
-                data = stream.read()
+            data = read_config_file(path)
     except OSError as exc:
         print(f"efmoam config check: cannot read {name}: {exc.strerror or exc}", file=stderr)
         return EXIT_UNREADABLE

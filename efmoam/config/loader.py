@@ -56,6 +56,12 @@ from efmoam.core.linkmon.settings import (
     PortAction,
 )
 from efmoam.core.settings import OamMode, PeerPolicy, PortSettings
+from efmoam.linux.files import (
+    CONFIG_FILE_LIMIT,
+    BoundedYamlLoader,
+    YamlLimitError,
+    read_untrusted,
+)
 from pdu import OamConfig
 
 __all__ = [
@@ -66,6 +72,7 @@ __all__ = [
     "load_config",
     "load_config_text",
     "load_default_config",
+    "read_config_file",
 ]
 
 _TAG = "tag:yaml.org,2002:"
@@ -439,6 +446,8 @@ DAEMON = Section(
         "counter_interval": Scalar(_number(what=_SECONDS), _core(DaemonConfig, "counter_interval")),
         "dying_gasp_on_shutdown": Scalar(_bool),
         "rx_rate_limit": Scalar(_integer(), _core(DaemonConfig, "rx_rate_limit")),
+        "rx_others_rate_limit": Scalar(_integer(), _core(DaemonConfig, "rx_others_rate_limit")),
+        "action_verify_interval": Scalar(_number(what=_SECONDS), _core(DaemonConfig, "action_verify_interval")),
         # -- fleet visibility: daemon.metrics and daemon.event_stream --
         "metrics": Section(
             nullable=True,
@@ -602,11 +611,17 @@ class _Loader:
             for where, sub_path, message in exc.problems:
                 self.report(where or node, path + sub_path, message)
             return _Leaf(BROKEN, node, path, origin)
+        except OverflowError:  # float() of a whole number of hundreds of digits
+            self.report(node, path, "is far too large a number")
+            return _Leaf(BROKEN, node, path, origin)
         if spec.check is not None:
             try:
                 spec.check(value)
             except (ValueError, TypeError) as exc:
                 self.report(node, path, _strip_name(str(exc), key))
+                return _Leaf(BROKEN, node, path, origin)
+            except OverflowError:  # a range check that formats the value with {:g}
+                self.report(node, path, "is far too large a number")
                 return _Leaf(BROKEN, node, path, origin)
         return _Leaf(value, node, path, origin)
 
@@ -778,7 +793,12 @@ class _Loader:
     def compose(self, text: str) -> Node | None:
         """The document's root node, or None after reporting why there is none."""
         try:
-            root = yaml.compose(text, Loader=yaml.SafeLoader)
+            root = yaml.compose(text, Loader=BoundedYamlLoader)
+        except YamlLimitError as exc:  # nested too deeply, or aliases that stand for too much
+            mark = exc.problem_mark
+            line, column = (mark.line, mark.column) if mark is not None else (0, 0)
+            self.problems.append(Problem(self.filename, line + 1, column + 1, "", str(exc.problem)))
+            return None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             message = f"YAML syntax error: {exc.problem}"
@@ -837,8 +857,17 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 
 
 def load_config_text(text: str, filename: str = "<string>") -> Config:
-    """The configuration in `text`; raises `ConfigError` listing every problem."""
-    return _Loader(filename).load(text)
+    """The configuration in `text`; raises `ConfigError` listing every problem.
+
+    Whatever `text` holds, nothing else is raised: YAML nested too deeply
+    (`efmoam.linux.files.YAML_DEPTH_LIMIT`), or whose aliases stand for too much, is one problem.
+    """
+    try:
+        return _Loader(filename).load(text)
+    except RecursionError:  # the composer stops far earlier; this is the last resort
+        raise ConfigError([Problem(filename, 1, 1, "", "nested too deeply to be read")]) from None
+    except MemoryError:
+        raise ConfigError([Problem(filename, 1, 1, "", "too large to be read (out of memory)")]) from None
 
 
 def decode_config(data: bytes, filename: str) -> str:
@@ -851,10 +880,17 @@ def decode_config(data: bytes, filename: str) -> str:
         raise ConfigError([Problem(filename, line, column, "", f"not UTF-8 text ({exc.reason})")]) from None
 
 
+def read_config_file(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of configuration file `path`: a regular file of at most `CONFIG_FILE_LIMIT`
+    bytes.  Raises OSError (`FileRefusedError` for a FIFO, a device, a directory or a file
+    too large); never blocks."""
+    return read_untrusted(path, CONFIG_FILE_LIMIT, "a configuration file")
+
+
 def load_config(path: str | os.PathLike[str]) -> Config:
-    """The configuration in file `path`.  Raises OSError if it cannot be read, `ConfigError` if invalid."""
-    with open(path, "rb") as stream:
-        data = stream.read()
+    """The configuration in file `path`.  Raises OSError if it cannot be read (see
+    `read_config_file`), `ConfigError` if invalid; nothing else, whatever the file holds."""
+    data = read_config_file(path)
     return load_config_text(decode_config(data, os.fspath(path)), os.fspath(path))
 
 

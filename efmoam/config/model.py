@@ -125,8 +125,13 @@ class DaemonConfig:
     counter_interval: float = attrs.field(default=1.0, validator=_between(0.1, 60.0))
     #: send Information OAMPDUs with the Dying Gasp flag when the daemon stops
     dying_gasp_on_shutdown: bool = True
-    #: OAMPDUs per second per port accepted before decoding; more are dropped and counted
-    rx_rate_limit: int = attrs.field(default=100, validator=_between(1, 10_000))
+    #: OAMPDUs per second the bound peer of a port may send (Clause 57 allows it 10);
+    #: more are dropped before decoding and counted
+    rx_rate_limit: int = attrs.field(default=20, validator=_between(1, 10_000))
+    #: seconds between checks that a port taken out of service still is (block, down)
+    action_verify_interval: float = attrs.field(default=10.0, validator=_between(0.5, 3600.0))
+    #: OAMPDUs per second all other sources on a port may send together
+    rx_others_rate_limit: int = attrs.field(default=5, validator=_between(1, 10_000))
     #: the Prometheus endpoint
     metrics: MetricsConfig = MetricsConfig()
     #: the JSON event stream

@@ -143,7 +143,9 @@ class DropReason(enum.StrEnum):
     LOOPBACK_COLLISION = "loopback_collision"  #: both asked at once; the higher MAC wins
     BAD_LOOPBACK_COMMAND = "bad_loopback_command"
     TOO_LARGE_FOR_PEER = "too_large_for_peer"  #: a queued OAMPDU no longer fits the peer's size (sending)
-    RATE_LIMIT = "rate_limit"  #: over the port's receive rate limit, before decoding (the daemon)
+    RATE_LIMIT = "rate_limit"  #: the peer over its receive rate limit, before decoding (the daemon)
+    RATE_LIMIT_OTHERS = "rate_limit_others"  #: other sources over their shared rate limit (the daemon)
+    SOCKET_QUEUE = "socket_queue"  #: lost in the kernel, the socket's queue full (PACKET_STATISTICS)
 
 
 class PeerQuirk(enum.StrEnum):

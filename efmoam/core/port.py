@@ -184,6 +184,11 @@ class OamPort:
         return self._peer.info()
 
     @property
+    def lost_link_at(self) -> float | None:
+        """When the peer is declared lost unless it is heard before (None: no peer timer)."""
+        return self._peer.lost_link_at
+
+    @property
     def peer_mac(self) -> str | None:
         return self._peer.mac
 

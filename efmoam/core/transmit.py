@@ -148,13 +148,13 @@ class Transmitter:
         It is encoded once here, so a PDU too large for the peer is refused at the call
         (LocalProtocolError), never later in the event loop.
         """
+        if len(self._queue) >= queue_limit:  # before encoding: a flood costs no more than a count
+            self.stats.frames_lost_due_to_oam += 1
+            return False
         try:
             encode(pdu, limit)
         except EncodeError as exc:
             raise LocalProtocolError(f"cannot send {type(pdu).__name__}: {exc}") from exc
-        if len(self._queue) >= queue_limit:
-            self.stats.frames_lost_due_to_oam += 1
-            return False
         self._queue.append(_Queued(pdu, duplicate))
         return True
 

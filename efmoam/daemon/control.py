@@ -2,22 +2,70 @@
 
 A request is ``{"id": 1, "op": "show_port", "args": {"port": "eth0"}}``; the reply is
 ``{"id": 1, "ok": true, "result": ...}`` or ``{"id": 1, "ok": false, "error": {"code":
-..., "message": ...}}``.  Lines are capped at 64 KiB.  The server side is non-blocking
-and lives in the daemon's selector; `request` is the blocking client the CLI uses.
+..., "message": ...}}``.  Lines are capped at 64 KiB.  `request` is the blocking client
+the CLI uses; whatever goes wrong, it raises a `ControlError` with a one-line message.
+
+The server, ``ControlServer(path, handler, selector, *, on_error=None, mode=0o660,
+max_clients=64, idle_timeout=30.0, max_output=1 MiB, requests_per_wake=16)``, lives in
+the daemon's loop and cannot freeze or end it, whatever its clients do:
+
+- It registers its listener and its clients in `selector` itself, each with ``data`` a
+  callable taking ``now`` (the daemon's monotonic clock): the loop calls ``key.data(now)``
+  for each ready key.  Those callbacks only move bytes.  Requests are answered in
+  ``service(now)``, which the loop calls when ``next_deadline()`` is due (None: nothing
+  to do): at once (a time already past) while requests wait, else the earliest idle
+  timeout or the end of an accept pause.  ``service`` returns how many it answered.
+- ``handler(op, args)`` returns a JSON-able result or raises `ControlError`.  Any other
+  exception (or a result that is not JSON-able) is answered ``internal``, counted, and
+  passed to ``on_error(op, exc)``, called inside the ``except`` (it may log the traceback;
+  an exception out of it is ignored).  A line that is not a request object is answered
+  ``bad_request``.  The connection stays open either way.
+- Bounds: ``requests_per_wake`` requests per client per ``service``; a client with over
+  64 KiB of replies pending is not read until it takes them (backpressure); it is
+  disconnected with over ``max_output`` bytes pending, after the ``bad_request`` reply to
+  a line over 64 KiB, or when for ``idle_timeout`` seconds it has sent no complete
+  request and taken no reply bytes.  Connections beyond ``max_clients`` get a ``busy``
+  reply and are closed.  When accept fails (EMFILE, ENFILE, ENOBUFS, ENOMEM ...) the
+  listener is not watched for a second.
+- ``stats`` (read-only) counts accepted, refused, accept_errors, idle_closed,
+  output_overflow, bad_requests (lines that are not a request: handler ControlErrors are
+  not counted), internal_errors and line_too_long; ``clients`` is the number connected.
+- Only a socket is ever removed from `path`: anything else there is a ``bad_socket_path``
+  ControlError (as is a path it cannot bind), a socket someone answers on is
+  ``already_running``, and ``close()`` removes the socket only if it is still the one
+  it bound.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+import selectors
 import socket
-from collections.abc import Callable
+import stat
+import time
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 MAX_LINE = 64 * 1024
 PROTOCOL_VERSION = 1
 DEFAULT_SOCKET = "/run/efmoam/efmoam.sock"
+PAUSE_OUTPUT = 64 * 1024  #: a client with more replies pending than this is not read
+ACCEPT_REST = 1.0  #: seconds the listener rests after accept failed for lack of resources
+ACCEPTS_PER_WAKE = 16
+_STATS = (
+    "accepted",
+    "refused",
+    "accept_errors",
+    "idle_closed",
+    "output_overflow",
+    "bad_requests",
+    "internal_errors",
+    "line_too_long",
+)
 
 
 class ControlError(Exception):
@@ -30,139 +78,373 @@ class ControlError(Exception):
 
 
 Handler = Callable[[str, dict[str, Any]], Any]
+ErrorCallback = Callable[[str, Exception], None]
+
+
+class _Client:
+    def __init__(self, sock: socket.socket, now: float) -> None:
+        self.sock = sock
+        self.inbox = bytearray()
+        self.outbox = bytearray()
+        self.active_at = now  #: the last complete request or reply bytes taken
+        self.ready_at: float | None = None  #: since when requests wait for `service`
+        self.reading = True  #: False after end of input or a line too long
+        self.events = 0  #: the selector events it is registered for (0: not registered)
+        self.on_io: Callable[[float], None] = lambda _now: None  #: its selector callback
+        self.open = True
 
 
 class ControlServer:
     """Accepts CLI connections on a Unix socket and answers each request line."""
 
-    def __init__(self, path: str, handler: Handler, mode: int = 0o660) -> None:
+    def __init__(
+        self,
+        path: str,
+        handler: Handler,
+        selector: selectors.BaseSelector,
+        *,
+        on_error: ErrorCallback | None = None,
+        mode: int = 0o660,
+        max_clients: int = 64,
+        idle_timeout: float = 30.0,
+        max_output: int = 1 << 20,
+        requests_per_wake: int = 16,
+    ) -> None:
+        if min(max_clients, max_output, requests_per_wake) < 1 or not idle_timeout > 0:
+            raise ValueError("the control server's limits must be positive")
         self.path = path
         self._handler = handler
-        self._clients: dict[int, tuple[socket.socket, bytearray]] = {}
+        self._selector = selector
+        self._on_error = on_error
+        self.max_clients = max_clients
+        self.idle_timeout = idle_timeout
+        self.max_output = max_output
+        self.requests_per_wake = requests_per_wake
+        self._stats = dict.fromkeys(_STATS, 0)
+        self._clients: dict[int, _Client] = {}
+        self._resting_until: float | None = None
+        self._closed = False
         _remove_stale(path)
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(path)
-        os.chmod(path, mode)
-        listener.listen(16)
-        listener.setblocking(False)
-        self.listener = listener
-
-    def accept(self) -> socket.socket | None:
-        """Accept one waiting connection (for the selector to watch)."""
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            conn, _ = self.listener.accept()
-        except BlockingIOError:
-            return None
-        conn.setblocking(False)
-        self._clients[conn.fileno()] = (conn, bytearray())
-        return conn
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            self.listener.bind(path)
+            self._bound = _identity(os.lstat(path))
+            os.chmod(path, mode)
+            self.listener.listen(16)
+        except OSError as exc:
+            self.listener.close()
+            raise ControlError("bad_socket_path", f"cannot listen on {path}: {exc.strerror or exc}") from exc
+        self.listener.setblocking(False)
+        selector.register(self.listener, selectors.EVENT_READ, self._on_accept)
 
-    def readable(self, conn: socket.socket) -> bool:
-        """Read and answer what a client sent; False when the client is gone."""
-        entry = self._clients.get(conn.fileno())
-        if entry is None:
-            return False
-        _, buffer = entry
-        try:
-            data = conn.recv(65536)
-        except BlockingIOError:
-            return True
-        except OSError:
-            data = b""
-        if not data:
-            self.drop(conn)
-            return False
-        buffer += data
-        while b"\n" in buffer:
-            line, _, rest = bytes(buffer).partition(b"\n")
-            buffer[:] = rest
-            self._answer(conn, line)
-        if len(buffer) > MAX_LINE:
-            self._reply(conn, {"id": None, "ok": False, "error": {"code": "bad_request", "message": "line too long"}})
-            self.drop(conn)
-            return False
-        return True
+    @property
+    def stats(self) -> Mapping[str, int]:
+        return MappingProxyType(self._stats)
 
-    def _answer(self, conn: socket.socket, line: bytes) -> None:
-        request_id = None
-        try:
-            request = json.loads(line)
-            if not isinstance(request, dict) or not isinstance(request.get("op"), str):
-                raise ControlError("bad_request", "a request is an object with an op")
-            request_id = request.get("id")
-            args = request.get("args") or {}
-            if not isinstance(args, dict):
-                raise ControlError("bad_request", "args must be an object")
-            reply = {"id": request_id, "ok": True, "result": self._handler(request["op"], args)}
-        except ControlError as exc:
-            reply = {"id": request_id, "ok": False, "error": {"code": exc.code, "message": exc.message}}
-        except ValueError as exc:
-            reply = {"id": request_id, "ok": False, "error": {"code": "bad_request", "message": str(exc)}}
-        self._reply(conn, reply)
+    @property
+    def clients(self) -> int:
+        return len(self._clients)
 
-    def _reply(self, conn: socket.socket, reply: dict[str, Any]) -> None:
-        data = json.dumps(reply, separators=(",", ":")).encode() + b"\n"
-        try:
-            conn.setblocking(True)  # replies are small; a slow reader only delays itself
-            conn.settimeout(2.0)
-            conn.sendall(data)
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                conn.setblocking(False)
+    def next_deadline(self) -> float | None:
+        """When `service` must run next (now or earlier while requests wait); None: no need."""
+        times = [] if self._resting_until is None else [self._resting_until]
+        for client in self._clients.values():
+            times.append(client.active_at + self.idle_timeout if client.ready_at is None else client.ready_at)
+        return min(times, default=None)
 
-    def drop(self, conn: socket.socket) -> None:
-        self._clients.pop(conn.fileno(), None)
-        conn.close()
+    def service(self, now: float) -> int:
+        """Answer waiting requests, close idle clients, end an accept pause; the requests answered."""
+        if self._resting_until is not None and now >= self._resting_until and not self._closed:
+            self._resting_until = None
+            self._selector.register(self.listener, selectors.EVENT_READ, self._on_accept)
+        answered = 0
+        for client in list(self._clients.values()):
+            if not client.open:  # dropped meanwhile (by a handler that closed the server)
+                continue
+            if client.ready_at is not None:
+                answered += self._answer_waiting(client, now)
+                self._send(client, now)
+                self._settle(client, now)
+            elif now - client.active_at >= self.idle_timeout:
+                self._stats["idle_closed"] += 1
+                self._drop(client)
+        return answered
 
     def close(self) -> None:
-        for conn, _ in list(self._clients.values()):
-            conn.close()
-        self._clients.clear()
+        """Close every connection and the listener; remove the socket file if it is still ours."""
+        if self._closed:
+            return
+        self._closed = True
+        for client in list(self._clients.values()):
+            self._drop(client)
+        if self._resting_until is None:
+            self._selector.unregister(self.listener)
+        with contextlib.suppress(OSError):  # while the listener still holds its inode number
+            if _identity(os.lstat(self.path)) == self._bound:
+                os.unlink(self.path)
         self.listener.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
+
+    # -- connections -------------------------------------------------------------------
+
+    def _on_accept(self, now: float) -> None:
+        for _ in range(ACCEPTS_PER_WAKE):
+            try:
+                conn, _ = self.listener.accept()
+            except (BlockingIOError, ConnectionAbortedError):
+                return
+            except OSError:
+                # EMFILE, ENFILE, ENOBUFS, ENOMEM (or anything unexpected): the connection
+                # stays in the backlog, so retrying at once would spin; rest instead.
+                self._stats["accept_errors"] += 1
+                self._selector.unregister(self.listener)
+                self._resting_until = now + ACCEPT_REST
+                return
+            conn.setblocking(False)
+            if len(self._clients) >= self.max_clients:
+                self._stats["refused"] += 1
+                with contextlib.suppress(OSError):  # an empty socket buffer: it fits
+                    conn.send(_error_line(None, "busy", "the daemon has too many control connections"))
+                conn.close()
+                continue
+            self._stats["accepted"] += 1
+            client = _Client(conn, now)
+            client.on_io = functools.partial(self._on_io, client)
+            self._clients[conn.fileno()] = client
+            self._settle(client, now)
+
+    def _on_io(self, client: _Client, now: float) -> None:
+        """The selector saw the client readable or writable (it does not say which)."""
+        self._send(client, now)
+        if client.open and self._wants_input(client):
+            try:
+                data = client.sock.recv(65536)
+            except BlockingIOError:
+                data = None
+            except OSError:
+                self._drop(client)
+                return
+            if data == b"":
+                client.reading = False
+            elif data:
+                client.inbox += data
+        self._settle(client, now)
+
+    def _wants_input(self, client: _Client) -> bool:
+        return client.reading and len(client.outbox) <= PAUSE_OUTPUT and b"\n" not in client.inbox
+
+    def _send(self, client: _Client, now: float) -> None:
+        if not client.open or not client.outbox:
+            return
+        try:
+            sent = client.sock.send(client.outbox)
+        except BlockingIOError:
+            sent = 0
+        except OSError:
+            self._drop(client)
+            return
+        if sent:
+            del client.outbox[:sent]
+            client.active_at = now
+        if len(client.outbox) > self.max_output:
+            self._stats["output_overflow"] += 1
+            self._drop(client)
+
+    def _settle(self, client: _Client, now: float) -> None:
+        """After any change: enforce the line cap, close when done, note waiting requests, watch."""
+        if not client.open:
+            return
+        if client.reading and len(client.inbox) > MAX_LINE and b"\n" not in client.inbox:
+            self._stats["line_too_long"] += 1
+            client.reading = False
+            client.inbox.clear()
+            client.outbox += _error_line(None, "bad_request", f"line longer than {MAX_LINE} bytes")
+            self._send(client, now)
+            if not client.open:
+                return
+        waiting = b"\n" in client.inbox
+        if not client.reading and not waiting and not client.outbox:
+            self._drop(client)
+            return
+        if not waiting or len(client.outbox) > PAUSE_OUTPUT:
+            client.ready_at = None
+        elif client.ready_at is None:
+            client.ready_at = now
+        self._watch(client)
+
+    def _watch(self, client: _Client) -> None:
+        """Register for input only when it will be read (else the selector would report it
+        again and again), for output while replies are pending; not at all while neither."""
+        events = (selectors.EVENT_READ if self._wants_input(client) else 0) | (
+            selectors.EVENT_WRITE if client.outbox else 0
+        )
+        if events == client.events:
+            return
+        try:
+            if not client.events:
+                self._selector.register(client.sock, events, client.on_io)
+            elif not events:
+                self._selector.unregister(client.sock)
+            else:
+                self._selector.modify(client.sock, events, client.on_io)
+        except OSError:  # the kernel refused to watch it (out of memory)
+            self._drop(client)
+            return
+        client.events = events
+
+    def _drop(self, client: _Client) -> None:
+        if not client.open:
+            return
+        client.open = False
+        if client.events:
+            self._selector.unregister(client.sock)
+        self._clients.pop(client.sock.fileno(), None)
+        client.sock.close()
+
+    # -- requests ----------------------------------------------------------------------
+
+    def _answer_waiting(self, client: _Client, now: float) -> int:
+        answered = 0
+        while client.open and answered < self.requests_per_wake and len(client.outbox) <= PAUSE_OUTPUT:
+            end = client.inbox.find(b"\n")
+            if end < 0:
+                break
+            line = bytes(client.inbox[:end])
+            del client.inbox[: end + 1]
+            client.outbox += self._answer(line)
+            client.active_at = now
+            answered += 1
+        return answered
+
+    def _answer(self, line: bytes) -> bytes:
+        try:
+            request = json.loads(line)
+        except (ValueError, RecursionError, MemoryError) as exc:  # UnicodeDecodeError is a ValueError
+            self._stats["bad_requests"] += 1
+            return _error_line(None, "bad_request", f"not JSON: {str(exc)[:200] or type(exc).__name__}")
+        if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+            self._stats["bad_requests"] += 1
+            return _error_line(None, "bad_request", "a request is an object with an op")
+        request_id = request.get("id")
+        args = request.get("args") or {}
+        if not isinstance(args, dict):
+            self._stats["bad_requests"] += 1
+            return _error_line(request_id, "bad_request", "args must be an object")
+        op = request["op"]
+        try:
+            return _line({"id": request_id, "ok": True, "result": self._handler(op, args)})
+        except ControlError as exc:
+            return _error_line(request_id, exc.code, exc.message)
+        except Exception as exc:  # the daemon's bug: answered and reported, never raised
+            self._stats["internal_errors"] += 1
+            if self._on_error is not None:
+                with contextlib.suppress(Exception):
+                    self._on_error(op, exc)
+            return _error_line(request_id, "internal", f"internal error ({type(exc).__name__}); see the daemon's log")
+
+
+def _line(reply: dict[str, Any]) -> bytes:
+    return json.dumps(reply, separators=(",", ":")).encode() + b"\n"
+
+
+def _error_line(request_id: Any, code: str, message: str) -> bytes:
+    error = {"code": code, "message": message}
+    try:
+        return _line({"id": request_id, "ok": False, "error": error})
+    except (ValueError, RecursionError):  # an id nested as deep as the decoder allows
+        return _line({"id": None, "ok": False, "error": error})
+
+
+def _identity(status: os.stat_result) -> tuple[int, int] | None:
+    return (status.st_dev, status.st_ino) if stat.S_ISSOCK(status.st_mode) else None
 
 
 def _remove_stale(path: str) -> None:
-    """Unlink a socket file nobody answers on; refuse if a daemon is alive there."""
-    if not os.path.exists(path):
+    """Unlink a socket file nobody listens on; refuse if a daemon is alive there or it is no socket."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
         return
+    except OSError as exc:
+        raise ControlError("bad_socket_path", f"cannot use {path} as the control socket: {exc.strerror}") from exc
+    if not stat.S_ISSOCK(status.st_mode):
+        message = f"{path} exists and is not a socket: left alone (remove it or set another control_socket)"
+        raise ControlError("bad_socket_path", message)
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
     try:
         probe.connect(path)
-    except OSError:
-        os.unlink(path)
+    except ConnectionRefusedError:  # nobody listens: a killed daemon's socket
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
         return
+    except (BlockingIOError, TimeoutError):
+        pass  # listening, too busy to take us: alive
+    except OSError as exc:
+        raise ControlError("bad_socket_path", f"cannot use {path} as the control socket: {exc.strerror}") from exc
     finally:
         probe.close()
     raise ControlError("already_running", f"another efmoam daemon answers on {path}")
 
 
+# -- the client --------------------------------------------------------------------------
+
+MAX_REPLY = 64 << 20  #: a longer "reply" is not from an efmoam daemon
+
+
 def request(path: str, op: str, args: dict[str, Any] | None = None, timeout: float = 5.0) -> Any:
-    """Send one request and return its result, or raise ControlError."""
+    """Send one request and return its result, or raise ControlError (within about `timeout` s)."""
+    line = json.dumps({"id": 1, "op": op, "args": args or {}}).encode() + b"\n"
+    deadline = time.monotonic() + timeout
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
     try:
+        sock.settimeout(timeout)
         try:
             sock.connect(path)
         except (FileNotFoundError, ConnectionRefusedError) as exc:
             raise ControlError("not_running", f"the efmoam daemon is not running (no answer on {path})") from exc
         except PermissionError as exc:
             raise ControlError("permission", f"no permission to use {path}") from exc
-        sock.sendall(json.dumps({"id": 1, "op": op, "args": args or {}}).encode() + b"\n")
-        buffer = b""
-        while b"\n" not in buffer:
-            chunk = sock.recv(65536)
-            if not chunk:
-                raise ControlError("disconnected", "the daemon closed the connection")
-            buffer += chunk
+        except (BlockingIOError, TimeoutError) as exc:
+            raise ControlError("busy", f"the efmoam daemon takes no connection on {path} now; try again") from exc
+        except OSError as exc:
+            raise ControlError("socket_error", f"cannot connect to {path}: {_reason(exc)}") from exc
+        buffer = bytearray()
+        try:
+            sock.sendall(line)
+            while b"\n" not in buffer:
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                chunk = sock.recv(65536)
+                if not chunk:
+                    raise ControlError("disconnected", "the daemon closed the connection without an answer")
+                buffer += chunk
+                if len(buffer) > MAX_REPLY:
+                    raise ControlError("bad_reply", f"the answer on {path} is not an efmoam reply (too long)")
+        except TimeoutError as exc:
+            raise ControlError("timeout", f"the efmoam daemon did not answer within {timeout:g} s on {path}") from exc
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise ControlError("disconnected", "the daemon closed the connection without an answer") from exc
+        except OSError as exc:
+            raise ControlError("socket_error", f"talking to {path}: {_reason(exc)}") from exc
     finally:
         sock.close()
-    reply = json.loads(buffer.partition(b"\n")[0])
-    if not reply.get("ok"):
-        error = reply.get("error") or {}
+    return _result(bytes(buffer.partition(b"\n")[0]), path)
+
+
+def _result(line: bytes, path: str) -> Any:
+    try:
+        reply = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise ControlError("bad_reply", f"the answer on {path} is not an efmoam reply (not JSON)") from exc
+    if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
+        raise ControlError("bad_reply", f"the answer on {path} is not an efmoam reply")
+    if not reply["ok"]:
+        error = reply.get("error")
+        if not isinstance(error, dict):
+            error = {}
         raise ControlError(str(error.get("code", "error")), str(error.get("message", "request failed")))
     return reply.get("result")
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__

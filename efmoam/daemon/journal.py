@@ -2,7 +2,8 @@
 
 Without timestamps (the journal adds them); with a ``<N>`` priority prefix when
 stderr is the journal ($JOURNAL_STREAM), a level word otherwise.  Lines about bad input
-are rate limited per (port, reason): a burst of 5, then one a minute, the rest counted.
+are rate limited per (port, reason): a burst of 5 a minute, the rest counted and the
+count given with the next line logged.
 """
 
 from __future__ import annotations
@@ -31,13 +32,26 @@ class Journal:
         self._stream.write(f"{prefix}{message}{' ' if extra else ''}{extra}\n")
         self._stream.flush()
 
-    def limited(self, now: float, port: str, reason: str, message: str, **fields: object) -> None:
-        """Log bad input from a port, at most a burst of 5 then one a minute per reason."""
+    def limited(
+        self,
+        now: float,
+        port: str,
+        reason: str,
+        message: str,
+        level: str = "warning",
+        *,
+        burst: int = BURST,
+        named: bool = True,
+        **fields: object,
+    ) -> None:
+        """Log what a port's input caused, at most `burst` lines a minute per reason (the
+        line says ``reason=`` unless not `named`, and how many were suppressed before it)."""
         start, logged, suppressed = self._buckets.get((port, reason), (now, 0, 0))
         if now - start >= self.PERIOD:
             start, logged = now, 0
-        if logged < self.BURST or (logged == self.BURST and suppressed and now - start >= self.PERIOD):
-            self.log("warning", message, port=port, reason=reason, suppressed=suppressed or None, **fields)
+        if logged < burst:
+            named_fields: dict[str, object] = {"reason": reason} if named else {}
+            self.log(level, message, port=port, **named_fields, suppressed=suppressed or None, **fields)
             self._buckets[(port, reason)] = (start, logged + 1, 0)
         else:
             self._buckets[(port, reason)] = (start, logged, suppressed + 1)

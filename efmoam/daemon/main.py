@@ -1,67 +1,45 @@
-"""The daemon: one process, one selector loop, every configured port.
+"""The daemon: one process, one event loop (`efmoam.daemon.loop`), every configured port.
 
-The loop is the only place that reads the monotonic clock.  Each wake-up reads what is
-ready (OAMPDU sockets, link notifications, the control socket, signals), runs what is
-due (the ports' deadlines, the counter poll), and carries out what the ports asked for:
-frames to send, port actions, log lines, saved state.
+Each wake-up reads what is ready (OAMPDU sockets, link notifications, the control
+socket, signals) and runs what is due (`Daemon._due`): the counter poll, the ports'
+deadlines, the control clients, the coalesced state write.  Each port carries out what
+its engine asked for (`efmoam.daemon.runtime`); control requests are answered by
+`efmoam.daemon.operations`; the state file is `efmoam.daemon.state`.  Every job runs
+under the loop's guard: nothing that happens after start ends the process.
 
-Failure policy: bad frames are counted and logged with a rate limit; a port action
-that fails is logged and retried every `ACTION_RETRY` seconds until it verifies; a bad
-configuration on reload is reported and the running one stays; a counter source that
-fails is logged once per error and the port keeps running without that sample.
+Failure policy: bad frames are counted and logged with a rate limit; a port action that
+fails is retried until it verifies, and verified while it holds; a bad configuration on
+reload is reported and the running one stays; a counter source that fails is logged
+once per error and the port keeps running without that sample; a state file that
+cannot be used is set aside, and a failed write is shown and retried.
 """
 
 from __future__ import annotations
 
 import contextlib
-import heapq
-import itertools
-import selectors
 import signal
 import socket
-import sys
 import threading
 import time
-import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from efmoam.config import Config, ConfigError, PortProfile, load_config, load_default_config
-from efmoam.core import (
-    DiscoveryChanged,
-    DropReason,
-    EventLogged,
-    FrameDropped,
-    LinkEventsReceived,
-    LocalProtocolError,
-    LoopbackChanged,
-    LoopbackStatus,
-    MonitorUnavailable,
-    OamPort,
-    OrgSpecificReceived,
-    Output,
-    PeerChanged,
-    PeerFlagsChanged,
-    PortServiceChanged,
-    QuirkSeen,
-    Transmit,
-    VariablesReceived,
-)
-from efmoam.core.linkmon import Location
+from efmoam.core import LoopbackStatus, OamPort
 from efmoam.core.variables import A_FRAMES_RECEIVED_OK
-from efmoam.daemon import heap
-from efmoam.daemon.control import PROTOCOL_VERSION, ControlError, ControlServer
+from efmoam.daemon import heap, operations
+from efmoam.daemon.control import ControlError, ControlServer
 from efmoam.daemon.eventstream import EventStream
 from efmoam.daemon.journal import Journal
+from efmoam.daemon.loop import Deadlines, Loop, drain, signals
 from efmoam.daemon.metrics import MetricsServer, Telemetry
+from efmoam.daemon.policing import RxPolicer
+from efmoam.daemon.runtime import PortRuntime, Services
 from efmoam.daemon.sdnotify import notify
 from efmoam.daemon.state import StateStore
 from efmoam.linux.actions import (
     ActionError,
-    PortActionBackend,
     apply_loopback,
     make_backend,
     stale_block_tables,
@@ -71,40 +49,12 @@ from efmoam.linux.counters import BaseCounterSource, CounterError, RtnetlinkSour
 from efmoam.linux.ethtool import EthtoolIoctl, LinkMode
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket
-from efmoam.views.data import port_view, summary_view, variable_view
-from pdu import Branch, Flag, MuxAction, ParserAction, VariableContainer, VariableDescriptor
+from pdu import MuxAction, ParserAction
 
-ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
-RX_BATCH = 64  #: frames read from one socket per wake-up
 #: seconds a thread runs Python before another waiting for the GIL gets it (CPython's
 #: default is 5 ms): a metrics scrape on its own thread holds the loop back for at most
 #: about this long between two of its batches
 GIL_SWITCH_INTERVAL = 0.001
-
-
-@attrs.define
-class PortRuntime:
-    """A managed interface: its engine, socket, counter source and action backend."""
-
-    name: str
-    ifindex: int
-    port: OamPort
-    sock: OamSocket
-    profile: PortProfile
-    counters: BaseCounterSource
-    actions: PortActionBackend
-    rx_tokens: float
-    rx_stamp: float
-    rx_rate_limited: int = 0
-    want_out_of_service: bool = False
-    action_applied: bool | None = None  #: what the backend last verified (None: not yet)
-    action_error: str | None = None
-    action_retry_at: float | None = None
-    counter_error: str | None = None
-    deadline: float | None = None  #: when the loop must next look at this port
-    variable_requests: int = 0  #: Variable Requests sent through the control socket
-    #: the last Variable Response: the number of the latest request when it came, its containers
-    variable_answer: tuple[int, tuple[VariableContainer, ...]] | None = None
 
 
 class Daemon:
@@ -120,64 +70,39 @@ class Daemon:
         self.config = config
         self.config_path = config_path
         self.journal = journal or Journal()
+        self.loop = Loop(self.journal, clock)
+        self.guard = self.loop.guard
         self._clock = clock
         self.wall_clock_offset = time.time() - clock()
         self.ports: dict[str, PortRuntime] = {}
-        self.state = StateStore(config.daemon.state_dir)
-        self._selector = selectors.DefaultSelector()
         self._stop = False
         self._reload = False
         self._next_poll = 0.0
         self._settle_heap_at: float | None = None  #: when to settle the heap (`heap`) after ports changed
-        self._deadlines: list[tuple[float, int, str]] = []  # a heap; stale entries are skipped
-        self._pushes = itertools.count()
+        self._deadlines = Deadlines()
         self._sources: dict[tuple[str, str | None], BaseCounterSource] = {}
         self._links: LinkMonitor | None = None
         self._control: ControlServer | None = None
-        # -- fleet visibility: metrics and the event stream (efmoam.daemon.metrics) --
         #: held by the loop while it processes one wake-up; a metrics scrape reads the ports under it
         self.lock = threading.Lock()
         self.telemetry = Telemetry()
-        self.events = EventStream(config.daemon.event_stream, self._event_stream_error)
         self._metrics: MetricsServer | None = None
-        # -- end of fleet visibility --
+        self.services = Services(
+            journal=self.journal, telemetry=self.telemetry, state=StateStore(config.daemon.state_dir),
+            events=EventStream(config.daemon.event_stream, self._event_stream_error),
+            wall_clock_offset=self.wall_clock_offset, schedule=self._deadlines.schedule,
+            action_verify_interval=config.daemon.action_verify_interval, clock=clock,
+        )  # fmt: skip
 
     # -- the loop ----------------------------------------------------------------------
 
     def run(self) -> int:
         """Serve until asked to stop; returns the process exit status."""
-        wake_r, wake_w = socket.socketpair()
-        wake_r.setblocking(False)
-        wake_w.setblocking(False)
-        old_wakeup = signal.set_wakeup_fd(wake_w.fileno())
-        old_switch = sys.getswitchinterval()
-        sys.setswitchinterval(GIL_SWITCH_INTERVAL)
-        handlers = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
-        try:
-            self._start(wake_r)
-            while not self._stop:
-                now = self._clock()
-                timeout = self._next_wakeup(now)
-                ready = self._selector.select(None if timeout is None else max(0.0, timeout - now))
-                with self.lock:  # a metrics scrape never sees a wake-up half done
-                    for key, _ in ready:
-                        key.data(self._clock())
-                    now = self._clock()
-                    if self._reload:
-                        self._reload = False
-                        self.events.reopen()  # SIGHUP: a rotated event-stream file
-                        with contextlib.suppress(ControlError):  # reported; the running config stays
-                            self._do_reload(now)
-                    self._run_due(now)
+        with signals(self._on_signal, GIL_SWITCH_INTERVAL) as wake:
+            self._start(wake)
+            self.loop.run(self._due, self._wakeup, lambda: self._stop, self.lock)
             self._shutdown()
-        finally:
-            signal.set_wakeup_fd(old_wakeup)
-            sys.setswitchinterval(old_switch)
-            heap.release()
-            for sig, handler in handlers.items():
-                signal.signal(sig, handler)
-            wake_r.close()
-            wake_w.close()
+        heap.release()
         return 0
 
     def _on_signal(self, signum: int, _frame: object) -> None:
@@ -186,23 +111,102 @@ class Daemon:
         else:
             self._stop = True
 
+    def _wakeup(self, now: float) -> float | None:
+        """When the loop must wake at the latest (None: only for input)."""
+        earliest = self._deadlines.earliest(self.ports)
+        candidates = (
+            self._next_poll if self.ports else None, None if earliest is None else earliest[0], self._settle_heap_at,
+            self.services.state.next_deadline(), None if self._control is None else self._control.next_deadline(),
+        )  # fmt: skip
+        return min((d for d in candidates if d is not None), default=None)
+
+    def _due(self, now: float) -> None:
+        """Everything due at `now`, each job under the guard."""
+        run = self.guard.run
+        if self._reload:
+            self._reload = False
+            run("reload", self._reload_on_signal, now)
+        if self._settle_heap_at is not None and now >= self._settle_heap_at:
+            self._settle_heap_at = None
+            run("heap", self._settle_heap, now)
+        if now >= self._next_poll:
+            self._next_poll = now + self.config.daemon.counter_interval
+            for runtime in list(self.ports.values()):
+                run("counters", self._poll_counters, runtime, now)
+        for due in self._deadlines.pop_due(self.ports, now):
+            run("port timer", self.ports[due.name].timer, now)
+        if self._control is not None:
+            run("control", self._control.service, now)
+        run("state", self.services.state.flush, now)
+
+    def _watch(self, fileobj: Any, where: str, job: Callable[[float], object]) -> None:
+        self.loop.watch(fileobj, where, job)
+
+    # -- start and stop ----------------------------------------------------------------
+
     def _start(self, wake: socket.socket) -> None:
-        problem = self.state.load()
+        state = self.services.state
+        problem = state.load()
         if problem:
             self.journal.log("warning", problem)
-        self._selector.register(wake, selectors.EVENT_READ, lambda _now: _drain(wake))
+        self._watch(wake, "signals", lambda _now: drain(wake))
         self._links = LinkMonitor()
-        self._selector.register(self._links, selectors.EVENT_READ, self._on_link_events)
-        self._control = ControlServer(self.config.daemon.control_socket, self._handle)
-        self._selector.register(self._control.listener, selectors.EVENT_READ, self._on_control_accept)
+        self._watch(self._links, "link events", self._on_link_events)
+        self._control = ControlServer(
+            self.config.daemon.control_socket, self._answer, self.loop.selector, on_error=self._control_error
+        )
         now = self._clock()
         for link in self._links.links.values():
             self._consider(link, now)
         self._reconcile_tables()
-        self._flush(now)
         self._start_metrics()
         notify("READY=1", f"STATUS={self._status()}")
         self.journal.log("notice", "started", ports=len(self.ports), control=self.config.daemon.control_socket)
+
+    def _shutdown(self) -> None:
+        notify("STOPPING=1")
+        self._stop_metrics()
+        now = self._clock()
+        if self.config.daemon.dying_gasp_on_shutdown:
+            # only where the port sends at all: elsewhere no Dying Gasp is sent, or logged
+            sent = 0
+            for runtime in self.ports.values():
+                sent += runtime.port.send_dying_gasp(now=now)
+                runtime.flush(now)
+            self.journal.log("notice", "dying gasp", ports=sent)
+            deadline = now + 0.15  # out now where the budget allows, else in the next slot
+            while (now := self._clock()) < deadline:
+                self._due(now)
+                time.sleep(0.01)
+        state = self.services.state
+        for runtime in self.ports.values():
+            with contextlib.suppress(Exception):
+                state.update(runtime.name, runtime.port.saved_state(), now)
+            if runtime.port.loopback is not LoopbackStatus.NO_LOOPBACK:  # leave no loopback behind
+                with contextlib.suppress(ActionError):
+                    _end_loopback(runtime.name)
+            runtime.sock.close()
+        self._save_now()
+        for source in self._sources.values():
+            with contextlib.suppress(Exception):
+                source.close()
+        if self._control is not None:
+            self._control.close()
+        if self._links is not None:
+            self._links.close()
+        self.services.events.close()
+        self.journal.log("notice", "stopped")
+
+    def _save_now(self) -> None:
+        state = self.services.state
+        try:
+            state.save()
+        except OSError as exc:
+            self.journal.log("error", "state not saved", path=state.path, error=exc)
+
+    def _settle_heap(self, now: float) -> None:
+        frozen = heap.settle()
+        self.journal.log("info", "heap settled", frozen_objects=frozen, ms=round((self._clock() - now) * 1e3, 1))
 
     # -- fleet visibility: metrics and the event stream --------------------------------
 
@@ -228,58 +232,26 @@ class Daemon:
             self._stop_metrics()
             self._start_metrics()
         if self.config.daemon.event_stream != old.daemon.event_stream:
-            self.events.close()
-            self.events = EventStream(self.config.daemon.event_stream, self._event_stream_error)
+            self.services.events.close()
+            self.services.events = EventStream(self.config.daemon.event_stream, self._event_stream_error)
+        self.services.action_verify_interval = self.config.daemon.action_verify_interval
+        for runtime in self.ports.values():
+            runtime.policer.set_rates(self.config.daemon.rx_rate_limit, self.config.daemon.rx_others_rate_limit)
 
     def _event_stream_error(self, error: str) -> None:
         self.journal.log("error", "event stream not written", error=error)
 
-    # -- end of fleet visibility -------------------------------------------------------
-
-    def _touch(self, runtime: PortRuntime) -> None:
-        """Note when the loop must next look at this port (after anything changed it)."""
-        deadlines = [d for d in (runtime.port.next_deadline(), runtime.action_retry_at) if d is not None]
-        deadline = min(deadlines, default=None)
-        if deadline != runtime.deadline:
-            runtime.deadline = deadline
-            if deadline is not None:
-                heapq.heappush(self._deadlines, (deadline, next(self._pushes), runtime.name))
-
-    def _earliest(self) -> tuple[float, PortRuntime] | None:
-        """The port due first, dropping heap entries that no longer hold."""
-        while self._deadlines:
-            deadline, _, name = self._deadlines[0]
-            runtime = self.ports.get(name)
-            if runtime is not None and runtime.deadline == deadline:
-                return deadline, runtime
-            heapq.heappop(self._deadlines)
-        return None
-
-    def _next_wakeup(self, now: float) -> float | None:
-        earliest = self._earliest()
-        deadlines = [self._next_poll] if self.ports else []
-        if earliest is not None:
-            deadlines.append(earliest[0])
-        if self._settle_heap_at is not None:
-            deadlines.append(self._settle_heap_at)
-        return min(deadlines, default=None)
-
-    def _run_due(self, now: float) -> None:
-        if self._settle_heap_at is not None and now >= self._settle_heap_at:
-            self._settle_heap_at = None
-            frozen = heap.settle()
-            self.journal.log("info", "heap settled", frozen_objects=frozen, ms=round((self._clock() - now) * 1e3, 1))
-        if now >= self._next_poll:
-            self._poll_counters(now)
-            self._next_poll = now + self.config.daemon.counter_interval
-        while (earliest := self._earliest()) is not None and earliest[0] <= now:
-            heapq.heappop(self._deadlines)
-            runtime = earliest[1]
-            runtime.deadline = None
-            runtime.port.handle_timer(now=now)
-            if runtime.action_retry_at is not None and runtime.action_retry_at <= now:
-                self._apply_action(runtime, now)
-            self._flush_port(runtime, now)
+    def health(self) -> dict[str, Any]:
+        """The daemon's own condition, for show and metrics."""
+        state = self.services.state
+        return {
+            "errors": dict(self.guard.errors),
+            "state": {
+                "path": str(state.path), "saves": state.saves, "save_failures": state.save_failures,
+                "error": state.last_error, "set_aside": state.set_aside_problem,
+            },
+            "control": dict(self._control.stats) if self._control is not None else {},
+        }  # fmt: skip
 
     # -- ports -------------------------------------------------------------------------
 
@@ -307,32 +279,35 @@ class Daemon:
             profile.settings, link.mac or sock.mac(), now=now, link_up=link.carrier,
             half_duplex=bool(mode.half_duplex), wall_clock_offset=self.wall_clock_offset,
         )  # fmt: skip
+        daemon = self.config.daemon
         runtime = PortRuntime(
-            name=link.name,
-            ifindex=link.ifindex,
-            port=port,
-            sock=sock,
-            profile=profile,
-            counters=counters,
+            name=link.name, ifindex=link.ifindex, port=port, sock=sock, profile=profile, counters=counters,
             actions=make_backend(profile.action_backend.value, command=profile.action_command),
-            rx_tokens=float(self.config.daemon.rx_rate_limit),
-            rx_stamp=now,
-        )
-        saved = self.state.ports.get(link.name)
-        if saved is not None:
-            try:
-                for problem in port.restore(saved, now=now):
-                    self.journal.log("warning", "saved state partly restored", port=link.name, problem=problem)
-            except ValueError as exc:
-                self.journal.log("warning", "saved state not restored", port=link.name, error=exc)
+            policer=RxPolicer(daemon.rx_rate_limit, daemon.rx_others_rate_limit, now), services=self.services,
+        )  # fmt: skip
+        self._restore(runtime, now)
         port.set_speed(mode.speed_mbps, now=now)
         self.ports[link.name] = runtime
         self._settle_heap_at = now + heap.SETTLE_AFTER
-        self._selector.register(sock, selectors.EVENT_READ, lambda t, r=runtime: self._on_frames(r, t))
+        self._watch(sock, "frames", runtime.read_frames)
         self.journal.log(
             "info", "port added", port=link.name, mac=port.mac, counters=counters.name,
             provides=",".join(sorted(counters.provides(link.name))) or "none", action=runtime.actions.name,
         )  # fmt: skip
+        runtime.flush(now)
+
+    def _restore(self, runtime: PortRuntime, now: float) -> None:
+        """Put back the port's saved state; a state that cannot be used is set aside."""
+        state = self.services.state
+        saved = state.ports.get(runtime.name)
+        if saved is None:
+            return
+        try:
+            for problem in runtime.port.restore(saved, now=now):
+                self.journal.log("warning", "saved state partly restored", port=runtime.name, problem=problem)
+        except ValueError as exc:
+            problem = state.set_aside(exc, port=runtime.name)
+            self.journal.log("warning", "saved state not restored", port=runtime.name, error=exc, problem=problem)
 
     def _remove_port(self, name: str, why: str, release: bool = False) -> None:
         """Stop managing a port; `release` also undoes its actions and forgets its state
@@ -340,28 +315,27 @@ class Daemon:
         runtime = self.ports.pop(name, None)
         if runtime is None:
             return
-        self._selector.unregister(runtime.sock)
+        self.loop.selector.unregister(runtime.sock)
         runtime.sock.close()
+        now = self._clock()
+        state = self.services.state
         if release:
             try:
                 runtime.actions.return_to_service(name)
                 _end_loopback(name)
             except ActionError as exc:
                 self.journal.log("error", "action not undone", port=name, error=exc)
-            self.state.ports.pop(name, None)
-            with contextlib.suppress(OSError):
-                self.state.save()
+            state.forget(name, now)
         else:
-            self._save_port(runtime)
+            state.update(name, runtime.port.saved_state(), now)
         self.telemetry.forget(name)
-        self._settle_heap_at = self._clock() + heap.SETTLE_AFTER  # and free what the port left in cycles
+        self._settle_heap_at = now + heap.SETTLE_AFTER  # and free what the port left in cycles
         self.journal.log("info", "port removed", port=name, reason=why)
 
     def _on_link_events(self, now: float) -> None:
         assert self._links is not None
         for event in self._links.read_events():
-            self._link_event(event, now)
-        self._flush(now)
+            self.guard.run("link event", self._link_event, event, now)
 
     def _link_event(self, event: LinkEvent, now: float) -> None:
         if event.kind == "removed":
@@ -373,154 +347,16 @@ class Daemon:
         if previous is not None and previous.name != link.name:
             self._remove_port(previous.name, f"renamed to {link.name}")
         runtime = self.ports.get(link.name)
+        if runtime is not None and link.mac is not None and link.mac.lower() != runtime.port.mac:
+            # a new MAC is a new OAM station: the port starts again under it, its events kept
+            self._remove_port(link.name, f"MAC address changed to {link.mac}")
+            runtime = None
         if runtime is None:
             self._consider(link, now)
         elif runtime.port.link_up != link.carrier:  # speed and duplex are read again at every carrier change
             mode = _link_mode(link.name)
             runtime.port.set_link(link.carrier, now=now, speed_mbps=mode.speed_mbps, half_duplex=mode.half_duplex)
-
-    # -- frames ------------------------------------------------------------------------
-
-    def _on_frames(self, runtime: PortRuntime, now: float) -> None:
-        """Read waiting OAMPDUs; the per-port rate limit applies before decoding."""
-        if self.ports.get(runtime.name) is not runtime:
-            return  # removed earlier in this wake-up (its socket is closed)
-        limit = float(self.config.daemon.rx_rate_limit)
-        runtime.rx_tokens = min(limit, runtime.rx_tokens + (now - runtime.rx_stamp) * limit)
-        runtime.rx_stamp = now
-        frames = runtime.sock.receive(RX_BATCH)
-        for frame in frames:
-            if runtime.rx_tokens < 1.0:
-                runtime.rx_rate_limited += 1
-                self.journal.limited(now, runtime.name, DropReason.RATE_LIMIT, "receive rate limit reached")
-                continue
-            runtime.rx_tokens -= 1.0
-            runtime.port.receive(frame, now=now)
-            self.telemetry.received(runtime.name, runtime.port, frame, now)  # metrics: last OAMPDU from the peer
-        self._flush_port(runtime, now)
-
-    def _flush(self, now: float) -> None:
-        for runtime in list(self.ports.values()):
-            self._flush_port(runtime, now)
-
-    def _flush_port(self, runtime: PortRuntime, now: float) -> None:
-        """Carry out what the port produced: each kind of output has its handler (`OUTPUT_HANDLERS`)."""
-        save = False
-        for output in runtime.port.take_outputs():
-            save = OUTPUT_HANDLERS[type(output)](self, runtime, output, now) or save
-        if save:
-            self._save_port(runtime)
-        self._touch(runtime)
-
-    # -- the outputs' handlers: True when the port's saved state must be written -------
-
-    def _on_transmit(self, runtime: PortRuntime, output: Transmit, _now: float) -> bool:
-        runtime.sock.send(output.frame)
-        return False
-
-    def _on_dropped(self, runtime: PortRuntime, output: FrameDropped, now: float) -> bool:
-        self.journal.limited(now, runtime.name, output.reason, "frame dropped", detail=output.detail)
-        return False
-
-    def _on_quirk(self, runtime: PortRuntime, output: QuirkSeen, now: float) -> bool:
-        self.journal.limited(now, runtime.name, output.quirk, "peer quirk worked around", detail=output.detail)
-        return False
-
-    def _on_event_logged(self, runtime: PortRuntime, output: EventLogged, now: float) -> bool:
-        self._log_event(runtime.name, output)
-        self.events.event(runtime.name, output, _event_action(output), now, self.wall_clock_offset)
-        self.telemetry.event_logged(runtime.name, output)  # metrics: events raised
-        return True
-
-    def _on_service_changed(self, runtime: PortRuntime, output: PortServiceChanged, now: float) -> bool:
-        runtime.want_out_of_service = output.out_of_service
-        self._apply_action(runtime, now, output.reasons)
-        return True
-
-    def _on_discovery(self, runtime: PortRuntime, output: DiscoveryChanged, _now: float) -> bool:
-        self.journal.log(
-            "info", "discovery", port=runtime.name, state=output.new.value,
-            oper_status=output.oper_status.name.lower(), cause=output.cause,
-        )  # fmt: skip
-        return False
-
-    def _on_peer(self, runtime: PortRuntime, output: PeerChanged, _now: float) -> bool:
-        self.journal.log("info", "peer", port=runtime.name, mac=None if output.peer is None else output.peer.mac)
-        return False
-
-    def _on_peer_flags(self, runtime: PortRuntime, output: PeerFlagsChanged, _now: float) -> bool:
-        self.journal.log("notice", "peer flags", port=runtime.name, flags=_flags(output.flags))
-        return False
-
-    def _on_variables(self, runtime: PortRuntime, output: VariablesReceived, _now: float) -> bool:
-        values = " ".join(
-            f"{c.leaf}={'/'.join(v.hex() for v in c.values) or f'indication:{c.indication:#x}'}"
-            for c in output.containers
-        )
-        self.journal.log("info", "variables", port=runtime.name, values=values or None)
-        runtime.variable_answer = (runtime.variable_requests, output.containers)
-        return False
-
-    def _on_peer_link_events(self, runtime: PortRuntime, output: LinkEventsReceived, _now: float) -> bool:
-        self.journal.log("info", "event notification", port=runtime.name, sequence=output.sequence)
-        return False
-
-    def _on_loopback(self, runtime: PortRuntime, output: LoopbackChanged, _now: float) -> bool:
-        name = runtime.name
-        self.journal.log("notice", "loopback", port=name, status=output.status.name.lower(), cause=output.cause)
-        try:
-            apply_loopback(name, output.parser_action, output.mux_action)
-        except ActionError as exc:
-            self.journal.log("error", "loopback action failed", port=name, error=exc)
-        return False
-
-    def _on_monitor_unavailable(self, runtime: PortRuntime, output: MonitorUnavailable, _now: float) -> bool:
-        self.journal.log(
-            "warning", "monitor unavailable", port=runtime.name, monitor=output.monitor,
-            missing=",".join(output.counters),
-        )  # fmt: skip
-        return False
-
-    def _on_org_specific(self, _runtime: PortRuntime, _output: OrgSpecificReceived, _now: float) -> bool:
-        return False  # no vendor's Organization Specific OAMPDU is interpreted (its flags are, by the engine)
-
-    def _log_event(self, name: str, logged: EventLogged) -> None:
-        entry, view = logged.entry, logged.entry.view(logged.slot)
-        self.journal.log(
-            "warning" if entry.active and entry.port_affecting else "notice",
-            "link event" if entry.active else "link event cleared",
-            port=name, location=view["location"], type=view["type"], severity=view["severity"], slot=logged.slot,
-            value=view["value"], threshold=view["threshold"], window=view["window"], affects_port=entry.port_affecting,
-        )  # fmt: skip
-
-    # -- actions -----------------------------------------------------------------------
-
-    def _apply_action(self, runtime: PortRuntime, now: float, reasons: tuple[str, ...] = ()) -> None:
-        """Make the port's service state what the engine wants; retry later on failure."""
-        want = runtime.want_out_of_service
-        try:
-            if want:
-                runtime.actions.take_out_of_service(runtime.name, reasons or runtime.port.link_monitoring.holders())
-            else:
-                runtime.actions.return_to_service(runtime.name)
-        except ActionError as exc:
-            runtime.action_error = str(exc)
-            runtime.action_retry_at = now + ACTION_RETRY
-            self.journal.log("error", "port action failed", port=runtime.name, action=runtime.actions.name, error=exc)
-            self.events.port_action(
-                runtime.name, out_of_service=want, reasons=reasons or runtime.port.link_monitoring.holders(),
-                backend=runtime.actions.name, error=str(exc), now=now, wall_clock_offset=self.wall_clock_offset,
-            )  # fmt: skip
-            return
-        runtime.action_applied, runtime.action_error, runtime.action_retry_at = want, None, None
-        self.events.port_action(
-            runtime.name, out_of_service=want, reasons=reasons or runtime.port.link_monitoring.holders(),
-            backend=runtime.actions.name, error=None, now=now, wall_clock_offset=self.wall_clock_offset,
-        )  # fmt: skip
-        self.journal.log(
-            "warning" if want else "notice", "port out of service" if want else "port back in service",
-            port=runtime.name, action=runtime.actions.name, reasons=",".join(reasons) or None,
-        )  # fmt: skip
+            runtime.flush(now)
 
     def _reconcile_tables(self) -> None:
         """Remove the nftables tables a previous run left behind: blocks of ports that are
@@ -555,120 +391,40 @@ class Daemon:
         key = (profile.counter_source.value, profile.counter_file)
         source = self._sources.get(key)
         if source is None:
-            source = open_counter_source(key[0], counter_file=_path(key[1]))
+            source = open_counter_source(key[0], counter_file=None if key[1] is None else Path(key[1]))
             for part in [source, *getattr(source, "sources", [])]:
                 if isinstance(part, RtnetlinkSource):
                     part.max_age = self.config.daemon.counter_interval / 2
             self._sources[key] = source
         return source
 
-    def _poll_counters(self, now: float) -> None:
-        for runtime in self.ports.values():
-            try:
-                sample = runtime.counters.read(runtime.name)
-            except (CounterError, OSError) as exc:
-                if str(exc) != runtime.counter_error:
-                    runtime.counter_error = str(exc)
-                    self.journal.log("warning", "counters not read", port=runtime.name, error=exc)
-                continue
-            runtime.counter_error = None
-            self.telemetry.counters_read(runtime.name, sample)  # metrics: counter availability
-            if sample.frames_received is not None:  # for variable retrieval
-                runtime.port.update_mac_attributes({A_FRAMES_RECEIVED_OK: sample.frames_received})
-            runtime.port.on_counters(sample, now=now)
-            self._flush_port(runtime, now)
-
-    # -- state -------------------------------------------------------------------------
-
-    def _save_port(self, runtime: PortRuntime) -> None:
-        self.state.ports[runtime.name] = runtime.port.saved_state()
+    def _poll_counters(self, runtime: PortRuntime, now: float) -> None:
+        runtime.sock.read_kernel_drops()
         try:
-            self.state.save()
-        except OSError as exc:
-            self.journal.log("error", "state not saved", path=self.state.path, error=exc)
+            sample = runtime.counters.read(runtime.name)
+        except (CounterError, OSError) as exc:
+            if str(exc) != runtime.counter_error:
+                runtime.counter_error = str(exc)
+                self.journal.log("warning", "counters not read", port=runtime.name, error=exc)
+            return
+        runtime.counter_error = None
+        self.telemetry.counters_read(runtime.name, sample)  # metrics: counter availability
+        if sample.frames_received is not None:  # for variable retrieval
+            runtime.port.update_mac_attributes({A_FRAMES_RECEIVED_OK: sample.frames_received})
+        runtime.port.on_counters(sample, now=now)
+        runtime.flush(now)
 
     # -- control -----------------------------------------------------------------------
 
-    def _on_control_accept(self, _now: float) -> None:
-        assert self._control is not None
-        conn = self._control.accept()
-        if conn is not None:
-            self._selector.register(conn, selectors.EVENT_READ, lambda t, c=conn: self._on_control_readable(c, t))
+    def _answer(self, op: str, args: dict[str, Any]) -> Any:
+        return operations.handle(self, op, args, self._clock())
 
-    def _on_control_readable(self, conn: socket.socket, now: float) -> None:
-        assert self._control is not None
-        fd = conn.fileno()
-        if not self._control.readable(conn):
-            with contextlib.suppress(KeyError, ValueError):
-                self._selector.unregister(fd)
-        self._flush(self._clock())
+    def _control_error(self, op: str, exc: BaseException) -> None:
+        self.guard.caught("control op", exc, op=op[:64])
 
-    def _runtime(self, args: dict[str, Any]) -> PortRuntime:
-        name = args.get("port")
-        if not isinstance(name, str):
-            raise ControlError("bad_request", "a port name is needed")
-        runtime = self.ports.get(name)
-        if runtime is None:
-            raise ControlError("unknown_port", f"{name} is not a port this daemon manages")
-        return runtime
-
-    def _handle(self, op: str, args: dict[str, Any]) -> Any:
-        """Answer one control request."""
-        now = self._clock()
-        if op == "hello":
-            return {"protocol": PROTOCOL_VERSION, "ports": sorted(self.ports)}
-        if op == "show_ports":
-            return {"schema": 1, "ports": [summary_view(n, r.port) for n, r in sorted(self.ports.items())]}
-        if op == "show_port":
-            runtime = self._runtime(args)
-            return port_view(runtime.name, runtime.port, self._extra(runtime))
-        if op == "clear_events":
-            runtime = self._runtime(args)
-            location = {"local": Location.LOCAL, "remote": Location.REMOTE, None: None}.get(args.get("location"), "?")
-            if location == "?":
-                raise ControlError("bad_request", "location is local, remote or absent (both)")
-            runtime.port.clear_events(location, now=now)  # type: ignore[arg-type]
-            return {"cleared": args.get("location") or "both"}
-        if op == "clear_statistics":
-            self._runtime(args).port.clear_statistics()
-            return {"cleared": "statistics"}
-        if op == "loopback":
-            runtime = self._runtime(args)
-            try:
-                if args.get("enable", True):
-                    runtime.port.start_loopback(now=now)
-                else:
-                    runtime.port.stop_loopback(now=now)
-            except LocalProtocolError as exc:
-                raise ControlError("not_allowed", str(exc)) from exc
-            return {"loopback": "started" if args.get("enable", True) else "stopping"}
-        if op == "variables":
-            runtime = self._runtime(args)
-            leaves = args.get("leaves")
-            if not isinstance(leaves, list) or not leaves or not all(isinstance(x, int) for x in leaves):
-                raise ControlError("bad_request", "leaves is a list of Clause 30 attribute numbers")
-            descriptors = tuple(VariableDescriptor(Branch.ATTRIBUTE, leaf) for leaf in leaves)
-            try:
-                runtime.port.request_variables(descriptors, now=now)
-            except LocalProtocolError as exc:
-                raise ControlError("not_allowed", str(exc)) from exc
-            runtime.variable_requests += 1
-            return {"requested": leaves, "request": runtime.variable_requests}
-        if op == "variable_answer":  # the answer to request number `request`, once it came
-            runtime = self._runtime(args)
-            request = args.get("request")
-            if not isinstance(request, int):
-                raise ControlError("bad_request", "request is the number the variables request returned")
-            answer = runtime.variable_answer
-            if answer is None or answer[0] < request:
-                return {"answered": False}
-            return {"answered": True, "variables": [variable_view(c) for c in answer[1]]}
-        if op == "reload":
-            self._do_reload(now)
-            return {"reloaded": True}
-        raise ControlError("bad_request", f"unknown op {op!r}")
-
-    def _extra(self, runtime: PortRuntime) -> dict[str, Any]:
+    def port_extra(self, runtime: PortRuntime) -> dict[str, Any]:
+        """What show reports of a port beyond its engine."""
+        sock, policer = runtime.sock, runtime.policer
         return {
             "ifindex": runtime.ifindex,
             "counters": {
@@ -680,19 +436,33 @@ class Daemon:
                 "backend": runtime.actions.name,
                 "applied": runtime.action_applied,
                 "error": runtime.action_error,
+                "reapplied": runtime.actions_reapplied,
             },
-            "rx_rate_limited": runtime.rx_rate_limited,
-            "tx_errors": runtime.sock.send_errors,
-            "rx_errors": runtime.sock.receive_errors,
+            # with the engine's drops: what the daemon dropped before the engine saw it
+            "drops": {**runtime.port.drops, **{reason: n for reason, n in runtime.receive_drops if n}},
+            "rx_rate_limited": policer.policed,
+            "rx_policed": {"peer": policer.peer_policed, "others": policer.others_policed},
+            "rx_kernel_drops": sock.read_kernel_drops(),
+            "tx_errors": sock.send_errors,
+            "tx_held": runtime.wire.held_total,
+            "rx_errors": sock.receive_errors,
+            "internal_errors": runtime.internal_errors,
+            "state_error": self.services.state.last_error,
         }
 
-    # -- reload and shutdown -----------------------------------------------------------
+    # -- reload ------------------------------------------------------------------------
 
-    def _do_reload(self, now: float) -> None:
+    def _reload_on_signal(self, now: float) -> None:
+        self.services.events.reopen()  # SIGHUP: a rotated event-stream file
+        with contextlib.suppress(ControlError):  # reported; the running config stays
+            self.reload(now)
+
+    def reload(self, now: float) -> None:
+        """Read the configuration again; a bad one is refused (ControlError) and the running one stays."""
         notify("RELOADING=1", f"MONOTONIC_USEC={int(now * 1e6)}")
         try:
             config = load_config(self.config_path) if self.config_path else load_default_config()
-        except (ConfigError, OSError) as exc:
+        except (ConfigError, OSError, RecursionError, MemoryError) as exc:
             self.journal.log("error", f"reload refused, the running configuration stays:\n{exc}")
             notify("READY=1")
             raise ControlError("bad_config", str(exc)) from exc
@@ -710,7 +480,6 @@ class Daemon:
                 self._reprofile(runtime, profile, now)
         for link in links.values():
             self._consider(link, now)
-        self._flush(now)
         notify("READY=1", f"STATUS={self._status()}")
         self.journal.log("notice", "configuration reloaded", ports=len(self.ports))
 
@@ -730,38 +499,10 @@ class Daemon:
             runtime.actions = make_backend(profile.action_backend.value, command=profile.action_command)
             runtime.action_applied = None
             if runtime.want_out_of_service:
-                self._apply_action(runtime, now)
+                runtime.apply_action(now)
         runtime.profile = profile
         runtime.port.reconfigure(profile.settings, now=now)
-
-    def _shutdown(self) -> None:
-        notify("STOPPING=1")
-        self._stop_metrics()
-        now = self._clock()
-        if self.config.daemon.dying_gasp_on_shutdown:
-            # only where the port sends at all: elsewhere no Dying Gasp is sent, or logged
-            sent = [runtime.name for runtime in self.ports.values() if runtime.port.send_dying_gasp(now=now)]
-            self.journal.log("notice", "dying gasp", ports=len(sent))
-            self._flush(now)  # out now where the budget allows, else in the next slot:
-            deadline = now + 0.15
-            while (now := self._clock()) < deadline:
-                self._run_due(now)
-                time.sleep(0.01)
-        for runtime in self.ports.values():
-            self._save_port(runtime)
-            if runtime.port.loopback is not LoopbackStatus.NO_LOOPBACK:  # leave no loopback behind
-                with contextlib.suppress(ActionError):
-                    _end_loopback(runtime.name)
-            runtime.sock.close()
-        for source in self._sources.values():
-            with contextlib.suppress(Exception):
-                source.close()
-        if self._control is not None:
-            self._control.close()
-        if self._links is not None:
-            self._links.close()
-        self.events.close()
-        self.journal.log("notice", "stopped")
+        runtime.flush(now)
 
     def _status(self) -> str:
         states: dict[str, int] = {}
@@ -770,37 +511,8 @@ class Daemon:
         return f"{len(self.ports)} ports" + "".join(f", {n} {s}" for s, n in sorted(states.items()))
 
 
-#: the handler of each kind of output of an `OamPort`
-OUTPUT_HANDLERS: dict[type[Output], Callable[[Daemon, PortRuntime, Any, float], bool]] = {
-    Transmit: Daemon._on_transmit,
-    FrameDropped: Daemon._on_dropped,
-    QuirkSeen: Daemon._on_quirk,
-    EventLogged: Daemon._on_event_logged,
-    PortServiceChanged: Daemon._on_service_changed,
-    DiscoveryChanged: Daemon._on_discovery,
-    PeerChanged: Daemon._on_peer,
-    PeerFlagsChanged: Daemon._on_peer_flags,
-    VariablesReceived: Daemon._on_variables,
-    LinkEventsReceived: Daemon._on_peer_link_events,
-    LoopbackChanged: Daemon._on_loopback,
-    MonitorUnavailable: Daemon._on_monitor_unavailable,
-    OrgSpecificReceived: Daemon._on_org_specific,
-}
-assert set(OUTPUT_HANDLERS) == set(typing.get_args(Output)), "a kind of output without a handler"
-
-
-def _drain(sock: socket.socket) -> None:
-    with contextlib.suppress(BlockingIOError):
-        while sock.recv(4096):
-            pass
-
-
 def _end_loopback(name: str) -> None:
     apply_loopback(name, ParserAction.FORWARD, MuxAction.FORWARD)
-
-
-def _path(value: str | None) -> Path | None:
-    return None if value is None else Path(value)
 
 
 def _link_mode(name: str) -> LinkMode:
@@ -815,24 +527,12 @@ def _link_mode(name: str) -> LinkMode:
         return LinkMode()
 
 
-def _flags(flags: Flag) -> str:
-    return ",".join(str(f.name).lower() for f in Flag if flags & f) or "none"
-
-
-def _event_action(logged: EventLogged) -> str:
-    """What an event-log record does to the port, for the event stream."""
-    entry = logged.entry
-    if not entry.active:
-        return "cleared"
-    return "out-of-service" if entry.port_affecting else "log-only"
-
-
 def run_daemon(config_path: str | None) -> int:
     """Load the configuration (or the embedded default) and serve; the `efmoam daemon` command."""
     journal = Journal()
     try:
         config = load_config(config_path) if config_path else load_default_config()
-    except (ConfigError, OSError) as exc:
+    except (ConfigError, OSError, RecursionError, MemoryError) as exc:
         journal.log("error", f"configuration refused:\n{exc}")
         return 1
     try:

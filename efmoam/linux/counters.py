@@ -46,6 +46,7 @@ import yaml
 
 from efmoam.core.linkmon.counters import COUNTERS, CounterSample
 from efmoam.linux.ethtool import STAT_GROUP, EthtoolError, EthtoolIoctl, EthtoolNetlink
+from efmoam.linux.files import COUNTER_FILE_LIMIT, BoundedYamlLoader, YamlLimitError, read_untrusted
 from efmoam.linux.netlink import NetlinkError, RtnlClient
 
 #: counter -> the raw counters whose sum it is, in one source's naming
@@ -529,14 +530,37 @@ class DriverSource(BaseCounterSource):
 
 
 def _load_document(path: Path) -> Any:
+    """The parsed content of a counter file; CounterError for anything wrong with it.
+
+    The file is read with `read_untrusted` (a regular file of at most
+    `COUNTER_FILE_LIMIT` bytes; a FIFO or a device is refused, never waited on), the
+    text must be UTF-8, and YAML goes through `BoundedYamlLoader` (nesting and aliases
+    bounded).  Whatever the file holds, nothing but CounterError is raised.
+    """
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_untrusted(path, COUNTER_FILE_LIMIT, "a counter file").decode("utf-8")
+    except OSError as exc:
+        raise CounterError(f"counter file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise CounterError(f"counter file {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    is_json = path.suffix.lower() == ".json"
+    try:
+        return json.loads(text) if is_json else yaml.load(text, Loader=BoundedYamlLoader)
+    except YamlLimitError as exc:
         raise CounterError(f"counter file {path}: {exc}") from exc
-    try:
-        return json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise CounterError(f"counter file {path}: not valid JSON/YAML: {exc}") from exc
+    except (ValueError, TypeError, OverflowError, yaml.YAMLError) as exc:
+        what = "JSON" if is_json else "YAML"
+        raise CounterError(f"counter file {path}: not valid {what}: {_one_line(str(exc))}") from exc
+    except RecursionError:
+        raise CounterError(f"counter file {path}: nested too deeply") from None
+    except MemoryError:
+        raise CounterError(f"counter file {path}: too large to parse (out of memory)") from None
+
+
+def _one_line(message: str, limit: int = 300) -> str:
+    """A parser's message on one line of at most `limit` characters (for the log)."""
+    line = " ".join(message.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def validate_counters(document: Any, path: Path) -> dict[str, dict[str, int | None]]:
@@ -547,7 +571,7 @@ def validate_counters(document: Any, path: Path) -> dict[str, dict[str, int | No
     for port, entry in document.items():
         counters = {} if entry is None else entry
         if not isinstance(port, str) or not isinstance(counters, dict):
-            raise CounterError(f"counter file {path}: port {port!r} must map to counters")
+            raise CounterError(f"counter file {path}: port {_one_line(repr(port), 60)} must map to counters")
         unknown = sorted(str(name) for name in counters if name not in COUNTERS)
         if unknown:
             raise CounterError(f"counter file {path}: port {port}: unknown counters {unknown}")
@@ -564,7 +588,9 @@ class FileSource(BaseCounterSource):
     ``{"eth0": {"errored_frames": 12, "frames_received": 1000, "symbol_errors": 0}}``: a
     missing counter (or a port missing from the file) is None.  When the file cannot be
     read or is invalid, `read` raises `CounterError` carrying the values last read
-    (kept until the file is good again).
+    (kept until the file is good again).  The file is not trusted (`_load_document`): a
+    FIFO, a device, a file over `COUNTER_FILE_LIMIT`, text that is not UTF-8, a document
+    nested too deeply or with aliases that stand for too much are all a `CounterError`.
     """
 
     name = "file"

@@ -21,6 +21,7 @@ ETH_P_SLOW = 0x8809
 SOL_PACKET = 263
 PACKET_ADD_MEMBERSHIP = 1
 PACKET_MR_MULTICAST = 0
+PACKET_STATISTICS = 6
 PACKET_IGNORE_OUTGOING = 23
 SO_ATTACH_FILTER = 26
 SO_LOCK_FILTER = 44
@@ -68,6 +69,8 @@ class OamSocket:
         self.ifname = ifname
         self.send_errors = 0  #: frames the kernel refused (port down, no buffer)
         self.receive_errors = 0  #: reads that found the port down or gone
+        #: frames the kernel dropped because the socket's queue was full (PACKET_STATISTICS)
+        self.kernel_drops = 0
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_SLOW))
         try:
             fprog, keep = _sock_fprog(_program())
@@ -117,6 +120,20 @@ class OamSocket:
                 raise
             self.receive_errors += 1
         return frames
+
+    def read_kernel_drops(self) -> int:
+        """Add what the kernel dropped since the last read to `kernel_drops` (the kernel
+        resets its counts at each read); returns the total."""
+        try:
+            _packets, drops = struct.unpack("II", self._sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
+        except OSError:
+            return self.kernel_drops
+        self.kernel_drops += drops
+        return self.kernel_drops
+
+    def clear_statistics(self) -> None:
+        self.read_kernel_drops()
+        self.send_errors = self.receive_errors = self.kernel_drops = 0
 
     def close(self) -> None:
         self._sock.close()

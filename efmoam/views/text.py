@@ -161,6 +161,10 @@ def render_statistics(view: dict[str, Any]) -> str:
     drops = view.get("drops") or {}
     if drops:
         lines.append("Frames dropped: " + ", ".join(f"{reason} {count}" for reason, count in drops.items()))
+    if view.get("tx_held"):
+        lines.append(f"Frames held for the 10/s limit: {view['tx_held']}")
+    if view.get("internal_errors"):
+        lines.append(f"Internal errors (see the log): {view['internal_errors']}")
     quirks = view.get("peer_quirks") or {}
     if quirks:
         lines.append("Peer quirks: " + ", ".join(f"{reason} {count}" for reason, count in quirks.items()))

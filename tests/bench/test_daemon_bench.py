@@ -20,8 +20,8 @@ ports, a shorter window, fewer repetitions.
   to (1) the Event Notification OAMPDU on the wire, stamped by the kernel
   (SO_TIMESTAMPNS on an AF_PACKET socket on the peer's end), and (2) the block table in
   place (``nft monitor`` in the port's namespace, stamped when its line arrives: an
-  upper bound).  The counter file is a FIFO that a thread serves, so every read of the
-  daemon has a time; the closing read is the last one served before the notification,
+  upper bound).  Every open of the counter file by the daemon is stamped (inotify), so
+  every read of the daemon has a time; the closing read is the last one served before the notification,
   and the window it closes opened at the last read one window earlier.  Target: under
   50 ms.
 * ``test_show_port_wall_time``: ``efmoam show port PORT`` from process start to exit.
@@ -31,6 +31,7 @@ ports, a shorter window, fewer repetitions.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import select
@@ -254,51 +255,63 @@ class Stamps:
         return any("add table" in line for _, line in self.snapshot()[count:])
 
 
-class FifoCounters:
-    """The counter file as a FIFO served by a thread: each read of the daemon is stamped.
+class WatchedCounters:
+    """The counter file, written atomically, with every open of it by the daemon stamped
+    (inotify IN_OPEN on its directory; the daemon reads only regular files, so no FIFO).
 
-    The daemon re-reads its counter file at every poll; from a FIFO the read completes
-    only when this thread has written the document and closed its end, so the time
-    taken just before the write precedes everything the daemon does with that sample
-    (stamping after the close would not: the daemon may act before this thread runs).
+    The daemon re-reads its counter file at every poll.  The stamp is taken when this
+    thread sees the event, a few µs after the daemon's open: an upper bound on the read
+    time, so the latencies measured from the read are lower bounds by that much.
     """
 
+    IN_OPEN = 0x20
+
     def __init__(self, path: Path, ifname: str) -> None:
-        os.mkfifo(path)
         self.path = path
         self.counters = {ifname: {"errored_frames": 0, "frames_received": 1000}}
         self.served = Stamps()
         self._lock = threading.Lock()
+        self._write()
+        libc = ctypes.CDLL(None, use_errno=True)
+        self._fd = libc.inotify_init1(os.O_CLOEXEC | os.O_NONBLOCK)
+        if self._fd < 0 or libc.inotify_add_watch(self._fd, bytes(path.parent), self.IN_OPEN) < 0:
+            raise OSError(ctypes.get_errno(), "inotify")
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
+    def _write(self) -> None:
+        with self._lock:
+            self._data = json.dumps(self.counters).encode()
+            temporary = self.path.with_suffix(".tmp")
+            temporary.write_bytes(self._data)
+            temporary.replace(self.path)
+
     def _serve(self) -> None:
+        name = self.path.name.encode()
         while not self.served.stop.is_set():
-            fd = os.open(self.path, os.O_WRONLY)  # until the daemon opens it to read
-            try:
-                with self._lock:
-                    data = json.dumps(self.counters).encode()
-                stamp = time.time()  # the daemon cannot have the sample before this
-                if not self.served.stop.is_set():
-                    os.write(fd, data)
-            except BrokenPipeError:
+            if not select.select([self._fd], [], [], 0.1)[0]:
                 continue
-            finally:
-                os.close(fd)
-            self.served.add(stamp, data)
-            # the daemon reads to EOF and closes at once; opening again before it has
-            # closed would write a second document into the same read
-            time.sleep(0.02)
+            buffer = os.read(self._fd, 65536)
+            stamp = time.time()
+            at = 0
+            while at < len(buffer):
+                _wd, mask, _cookie, length = struct.unpack_from("iIII", buffer, at)
+                event_name = buffer[at + 16 : at + 16 + length].rstrip(b"\0")
+                at += 16 + length
+                if mask & self.IN_OPEN and event_name == name:
+                    with self._lock:
+                        data = self._data
+                    self.served.add(stamp, data)
 
     def set(self, ifname: str, **counters: int) -> None:
         with self._lock:
             self.counters[ifname].update(counters)
+        self._write()
 
     def close(self) -> None:
         self.served.stop.set()
-        unblock = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)  # lets a waiting open() return
         self._thread.join(2.0)
-        os.close(unblock)
+        os.close(self._fd)
 
 
 def capture_notifications(lab: Lab) -> tuple[Stamps, Callable[[], None]]:
@@ -383,7 +396,7 @@ def test_signal_failure_latency(
     with running_lab(tmp_path) as lab:
         for side in lab.daemons:
             side.overrides = {"defaults": {"transmit_interval": transmit_interval}}
-        counters = FifoCounters(lab.a.counter_file, lab.a.ifname)
+        counters = WatchedCounters(lab.a.counter_file, lab.a.ifname)
         try:
             lab.start()
             notifications, close_capture = capture_notifications(lab)
@@ -422,7 +435,7 @@ def test_signal_failure_latency(
             finally:
                 close_capture()
                 close_monitor()
-                lab.close()  # the daemons stop reading the FIFO
+                lab.close()
         finally:
             counters.close()
 

@@ -59,8 +59,8 @@ class Normaliser:
             return [self.json(v, key) for v in value]
         if key in ("time", "wall_time", "config_revision", "ifindex") and value is not None:
             return f"<{key}>"
-        if key in ("dot3OamInformationTx", "dot3OamInformationRx"):
-            return "<n>"
+        if key in ("dot3OamInformationTx", "dot3OamInformationRx", "accepted", "saves"):
+            return "<n>"  # keep-alives, control connections and coalesced state writes: timing
         if isinstance(value, str):
             return self.string(value)
         return value
@@ -263,10 +263,15 @@ PORT = {
     "peer_quirks": {},
     "ifindex": INT,
     "counters": {"source": STR, "provides": {"errored_frames": STR, "frames_received": STR}, "error": OPT_STR},
-    "action": {"backend": STR, "applied": BOOL, "error": OPT_STR},
+    "action": {"backend": STR, "applied": BOOL, "error": OPT_STR, "reapplied": INT},
     "rx_rate_limited": INT,
+    "rx_policed": {"peer": INT, "others": INT},
+    "rx_kernel_drops": INT,
     "tx_errors": INT,
+    "tx_held": INT,
     "rx_errors": INT,
+    "internal_errors": INT,
+    "state_error": OPT_STR,
 }
 SUMMARY = {
     "schema": INT,
@@ -284,6 +289,20 @@ SUMMARY = {
             "active_events": INT,
         }
     ],
+    "daemon": {
+        "errors": {},
+        "state": {"path": STR, "saves": INT, "save_failures": INT, "error": OPT_STR, "set_aside": OPT_STR},
+        "control": {
+            "accepted": INT,
+            "refused": INT,
+            "accept_errors": INT,
+            "idle_closed": INT,
+            "output_overflow": INT,
+            "bad_requests": INT,
+            "internal_errors": INT,
+            "line_too_long": INT,
+        },
+    },
 }
 OPER_STATUS = {
     "disabled", "linkFault", "passiveWait", "activeSendLocal", "sendLocalAndRemote", "sendLocalAndRemoteOk",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import attrs
 
@@ -23,6 +24,12 @@ class FakeRuntime:
     profile: PortProfile = PortProfile()
     rx_rate_limited: int = 0
     action_error: str | None = None
+    actions_reapplied: int = 0
+    internal_errors: int = 0
+
+    @property
+    def receive_drops(self) -> tuple[tuple[str, int], ...]:
+        return (("rate_limit", self.rx_rate_limited),)
 
 
 class FakeDaemon:
@@ -31,6 +38,11 @@ class FakeDaemon:
         self.telemetry = Telemetry()
         self.wall_clock_offset = WALL
         self.ports: dict[str, FakeRuntime] = {}
+        self.errors: dict[str, int] = {}
+
+    def health(self) -> dict[str, Any]:
+        state = {"saves": 3, "save_failures": 1, "error": None, "set_aside": None}
+        return {"errors": dict(self.errors), "state": state, "control": {"accepted": 2}}
 
     def add(self, name: str, index: int = 0) -> FakeRuntime:
         settings = PortSettings(

@@ -121,7 +121,7 @@ def test_a_scrape_waits_for_the_loop() -> None:
     daemon.add("eth0")
     rows: list[object] = []
     with daemon.lock:
-        thread = threading.Thread(target=lambda: rows.extend(snapshot(daemon)))
+        thread = threading.Thread(target=lambda: rows.extend(snapshot(daemon)[0]))
         thread.start()
         thread.join(0.2)
         assert thread.is_alive() and not rows  # blocked while the loop holds the lock

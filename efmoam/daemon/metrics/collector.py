@@ -11,31 +11,32 @@ each sample anew on every scrape, which takes seconds at 4,096 ports
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
-from typing import TYPE_CHECKING, cast
+from collections.abc import Hashable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
-from efmoam.daemon.metrics.schema import FAMILIES, GROUPS
+from efmoam.daemon.metrics.schema import DAEMON_FAMILIES, FAMILIES, GROUPS, daemon_samples
 from efmoam.daemon.metrics.telemetry import DaemonLike
 
 if TYPE_CHECKING:  # prometheus_client is an optional extra (efmoam[metrics]): imported when used
     from prometheus_client.core import Metric
     from prometheus_client.registry import Collector, CollectorRegistry
 
-#: per port: its name and what each of `GROUPS` read
-Snapshot = list[tuple[str, tuple[Hashable, ...]]]
+#: per port: its name and what each of `GROUPS` read; and the daemon's health
+Snapshot = tuple[list[tuple[str, tuple[Hashable, ...]]], Mapping[str, Any]]
 
 
 def snapshot(daemon: DaemonLike) -> Snapshot:
     """What every group reads of every port, while the loop is between two wake-ups."""
     with daemon.lock:
         telemetry, offset = daemon.telemetry, daemon.wall_clock_offset
-        return [
+        ports = [
             (runtime.name, tuple(group.read(runtime, telemetry, offset) for group in GROUPS))
             for runtime in daemon.ports.values()
         ]
+        return ports, daemon.health()
 
 
-def families(ports: Snapshot) -> list[Metric]:
+def families(taken: Snapshot) -> list[Metric]:
     """prometheus_client's metric families of a snapshot."""
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily  # noqa: PLC0415 - optional
 
@@ -45,11 +46,20 @@ def families(ports: Snapshot) -> list[Metric]:
         )
         for family in FAMILIES
     }
+    ports, health = taken
     for device, values in ports:
         for group, value in zip(GROUPS, values, strict=True):
             for family, labels, number in group.samples(value):
                 metrics[family].add_metric((device, *labels), number)  # type: ignore[attr-defined]
-    return list(metrics.values())
+    own: dict[object, Metric] = {
+        family: (CounterMetricFamily if family.type == "counter" else GaugeMetricFamily)(
+            family.name, family.help, labels=family.labels
+        )
+        for family in DAEMON_FAMILIES
+    }
+    for family, labels, number in daemon_samples(health):
+        own[family].add_metric(labels, number)  # type: ignore[attr-defined]
+    return [*metrics.values(), *own.values()]
 
 
 class PortCollector:

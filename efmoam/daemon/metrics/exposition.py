@@ -32,7 +32,7 @@ import time
 from itertools import compress, count, repeat
 from operator import ne
 
-from efmoam.daemon.metrics.schema import FAMILIES, GROUPS, Family, Group, Sample
+from efmoam.daemon.metrics.schema import DAEMON_FAMILIES, FAMILIES, GROUPS, Family, Group, Sample, daemon_samples
 from efmoam.daemon.metrics.telemetry import DaemonLike, RuntimeLike
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -118,12 +118,13 @@ class Renderer:
                         lines = zip(self._templates[family], column, strict=True)
                         texts[family] = _HEADERS[family] + b"".join([t % v for t, v in lines if v is not None])
                         gzipped[family] = None
+            own = _daemon_text(daemon)
             if not compressed:
-                return list(texts)
+                return [*texts, own]
             for family, member in enumerate(gzipped):
                 if member is None:
                     gzipped[family] = gzip.compress(texts[family], compresslevel=1, mtime=0)
-            return [member for member in gzipped if member is not None]
+            return [*(member for member in gzipped if member is not None), gzip.compress(own, 1, mtime=0)]
 
     def _read(self, daemon: DaemonLike) -> tuple[set[int], list[list[tuple[object, ...]]]]:
         """Read every port, `BATCH` ports per hold of the daemon's lock.
@@ -165,6 +166,20 @@ class Renderer:
                         ports[at].update(index, value, dirty)
             time.sleep(0)  # let the loop, if it waits for the lock, take it now (a release alone does not)
         return dirty, rows
+
+
+def _daemon_text(daemon: DaemonLike) -> bytes:
+    """The daemon's own families (a few lines: made anew at every scrape)."""
+    with daemon.lock:
+        health = daemon.health()
+    lines: dict[Family, list[str]] = {family: [] for family in DAEMON_FAMILIES}
+    for family, labels, value in daemon_samples(health):
+        written = ",".join(f'{name}="{_escape(text)}"' for name, text in zip(family.labels, labels, strict=True))
+        lines[family].append(f"{family.name}{{{written}}} {value!r}\n" if written else f"{family.name} {value!r}\n")
+    return "".join(
+        f"# HELP {family.name} {family.help}\n# TYPE {family.name} {family.type}\n" + "".join(text)
+        for family, text in lines.items()
+    ).encode()
 
 
 def render(daemon: DaemonLike) -> bytes:

@@ -15,7 +15,7 @@ timestamps; 0/1 gauges are ints.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import attrs
@@ -65,7 +65,10 @@ STAT_FIELDS = tuple(attribute.name for attribute in attrs.fields(OamStatistics))
 #: drop reasons of OAMPDUs that are broken (not merely frames of another protocol)
 MALFORMED = frozenset(reason.value for reason in DecodeReason if not reason.not_oampdu)
 #: drop reasons always exposed (0 until they happen), so that increase() sees the first one
-ALWAYS_DROPPED = (DropReason.RATE_LIMIT.value, DropReason.LOOP.value, DropReason.SECOND_PEER.value)
+ALWAYS_DROPPED = (
+    DropReason.RATE_LIMIT.value, DropReason.RATE_LIMIT_OTHERS.value, DropReason.SOCKET_QUEUE.value,
+    DropReason.LOOP.value, DropReason.SECOND_PEER.value,
+)  # fmt: skip
 OPER_STATUSES = tuple(OPER_STATUS_NAMES.items())
 
 # -- one unlabelled value per port --------------------------------------------------------
@@ -78,6 +81,14 @@ PEER_EXPECTED = Family(
 LAST_PEER_OAMPDU = Family(
     "efmoam_last_peer_oampdu_timestamp_seconds", "gauge", "Wall-clock time of the last OAMPDU received from the peer"
 )
+ACTIONS_REAPPLIED = Family(
+    "efmoam_port_action_reapplied_total", "counter",
+    "Times the port's applied action was found undone (a block table deleted, the port set up) and applied again",
+)  # fmt: skip
+INTERNAL_ERRORS = Family(
+    "efmoam_port_internal_errors_total", "counter",
+    "Frames and outputs of the port the daemon failed on (a bug; each is logged with its traceback)",
+)  # fmt: skip
 _read_stats = operator.attrgetter(*STAT_FIELDS)
 
 
@@ -86,12 +97,15 @@ def _read_port_values(runtime: RuntimeLike, telemetry: Telemetry, offset: float)
     return (
         *_read_stats(runtime.port.stats),
         int(runtime.action_error is not None),
+        runtime.actions_reapplied,
+        runtime.internal_errors,
         int(runtime.profile.expect_peer),
         None if last is None else last + offset,
     )
 
 
-_PORT_VALUE_FAMILIES = (*STATS, ACTION_FAILED, PEER_EXPECTED, LAST_PEER_OAMPDU)  #: as `_read_port_values` reads them
+#: as `_read_port_values` reads them
+_PORT_VALUE_FAMILIES = (*STATS, ACTION_FAILED, ACTIONS_REAPPLIED, INTERNAL_ERRORS, PEER_EXPECTED, LAST_PEER_OAMPDU)
 
 
 def _port_value_samples(values: tuple[float | None, ...]) -> Iterator[Sample]:
@@ -252,7 +266,7 @@ RX_DROPPED = Family(
 
 
 def _read_drops(runtime: RuntimeLike, _telemetry: Telemetry, _offset: float) -> tuple[tuple[str, int], ...]:
-    return (*runtime.port.drops.items(), (DropReason.RATE_LIMIT.value, runtime.rx_rate_limited))
+    return (*runtime.port.drops.items(), *runtime.receive_drops)
 
 
 def _drop_samples(drops: tuple[tuple[str, int], ...]) -> Iterator[Sample]:
@@ -282,3 +296,41 @@ GROUPS = (DISCOVERY, PEER, PORT_VALUES, MONITORS, EVENTS, COUNTER_SOURCE, DROPS,
 #: every family, in exposition order
 FAMILIES = tuple(family for group in GROUPS for family in group.families)
 assert len(set(FAMILIES)) == len(FAMILIES), "a family in two groups"
+
+
+# -- the daemon itself: families without the device label --------------------------------
+
+DAEMON_ERRORS = Family(
+    "efmoam_daemon_errors_total", "counter",
+    "Exceptions the daemon caught and carried on from, by where they happened (each is a bug, logged)", ("where",),
+)  # fmt: skip
+STATE_SAVES = Family("efmoam_state_saves_total", "counter", "Writes of the state file")
+STATE_SAVE_FAILURES = Family(
+    "efmoam_state_save_failures_total", "counter",
+    "Writes of the state file that failed (a restart then restores the last state written)",
+)  # fmt: skip
+STATE_SAVED = Family(
+    "efmoam_state_saved", "gauge", "1 when the state file holds the daemon's current state, 0 after a failed write"
+)
+STATE_SET_ASIDE = Family(
+    "efmoam_state_set_aside", "gauge", "1 when a state file that could not be used was set aside (see the log)"
+)
+CONTROL_EVENTS = Family(
+    "efmoam_control_events_total", "counter",
+    "Control socket events: connections accepted and refused, clients closed (idle, output overflow), bad requests",
+    ("event",),
+)  # fmt: skip
+DAEMON_FAMILIES = (DAEMON_ERRORS, STATE_SAVES, STATE_SAVE_FAILURES, STATE_SAVED, STATE_SET_ASIDE, CONTROL_EVENTS)
+
+
+def daemon_samples(health: Mapping[str, Any]) -> Iterator[Sample]:
+    """The daemon's own samples, from `Daemon.health` (labels after none: no device)."""
+    for where, count in sorted(health["errors"].items()):
+        yield DAEMON_ERRORS, (where,), count
+    state = health["state"]
+    yield STATE_SAVES, (), state["saves"]
+    yield STATE_SAVE_FAILURES, (), state["save_failures"]
+    yield STATE_SAVED, (), int(state["error"] is None)
+    yield STATE_SET_ASIDE, (), int(state["set_aside"] is not None)
+    for event, count in sorted(health["control"].items()):
+        yield CONTROL_EVENTS, (event,), count

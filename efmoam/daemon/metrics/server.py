@@ -26,9 +26,16 @@ def _accepts_gzip(header: str | None) -> bool:
     return False
 
 
+#: seconds a scraper may stall (sending its request, or reading the body) before it is dropped
+CLIENT_TIMEOUT = 10.0
+#: scrapes served at once; more connections are closed at once (a scraper retries)
+MAX_CLIENTS = 64
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     daemon_ref: DaemonLike
     renderer: Renderer
+    timeout = CLIENT_TIMEOUT  # applied to the connection: a stalled client ends its thread
 
     def do_GET(self) -> None:
         if self.path.split("?")[0] not in ("/metrics", "/"):
@@ -50,7 +57,31 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 class _Server(http.server.ThreadingHTTPServer):
+    """One thread per scrape, at most `MAX_CLIENTS` of them."""
+
     daemon_threads = True
+    refused = 0  #: connections closed because `MAX_CLIENTS` were being served
+
+    def server_activate(self) -> None:
+        self._slots = threading.BoundedSemaphore(MAX_CLIENTS)
+        super().server_activate()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.refused += 1
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 class _Server6(_Server):

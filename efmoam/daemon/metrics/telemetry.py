@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from efmoam.config.model import PortProfile
 from efmoam.core import OamPort
@@ -60,8 +60,14 @@ class RuntimeLike(Protocol):
     name: str
     port: OamPort
     profile: PortProfile
-    rx_rate_limited: int
     action_error: str | None
+    actions_reapplied: int  #: times the port's applied action was found undone and put back
+    internal_errors: int  #: frames and outputs of the port the daemon failed on
+
+    @property
+    def receive_drops(self) -> tuple[tuple[str, int], ...]:
+        """Frames dropped before the engine saw them, by `DropReason` value."""
+        ...
 
 
 class DaemonLike(Protocol):
@@ -73,3 +79,7 @@ class DaemonLike(Protocol):
 
     @property
     def ports(self) -> Mapping[str, RuntimeLike]: ...
+
+    def health(self) -> Mapping[str, Any]:
+        """The daemon's own condition: errors by where, the state file, the control socket."""
+        ...

@@ -1,0 +1,142 @@
+"""The event loop: one selector, the ports' deadline heap, signals, and the guard.
+
+Each wake-up runs, under the daemon's lock (a metrics scrape never sees one half done),
+the jobs of what is ready, then what is due.  Every job runs under the `Guard`: an
+exception is counted by where it happened (metric ``efmoam_daemon_errors_total``),
+logged with its traceback (a burst of 5, then one a minute per where) and the loop
+carries on.  Nothing that happens after start ends the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import selectors
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
+
+from efmoam.daemon.journal import Journal
+
+Job = Callable[[float], object]  #: work for the loop, given the time
+
+
+class Scheduled(Protocol):
+    name: str
+    deadline: float | None  #: the deadline last pushed (None: none)
+
+    def next_deadline(self) -> float | None: ...
+
+
+class Guard:
+    """Runs the loop's jobs; see the module's comment."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.errors: dict[str, int] = {}  #: exceptions caught, by where they happened
+
+    def run(self, where: str, job: Callable[..., object], *args: Any) -> None:
+        try:
+            job(*args)
+        except Exception as exc:  # the point: nothing after start ends the daemon
+            self.caught(where, exc)
+
+    def caught(self, where: str, exc: BaseException, **fields: Any) -> None:
+        self.errors[where] = self.errors.get(where, 0) + 1
+        self.journal.limited(
+            time.monotonic(), "daemon", f"internal:{where}", f"internal error in {where}; carrying on",
+            level="error", error=repr(exc), traceback="".join(traceback.format_exception(exc)).strip(), **fields,
+        )  # fmt: skip
+
+
+class Deadlines:
+    """When each port must next be looked at: a heap whose stale entries are skipped."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, str]] = []
+        self._pushes = itertools.count()
+
+    def schedule(self, item: Scheduled) -> None:
+        deadline = item.next_deadline()
+        if deadline != item.deadline:
+            item.deadline = deadline
+            if deadline is not None:
+                heapq.heappush(self._heap, (deadline, next(self._pushes), item.name))
+
+    def earliest(self, items: Mapping[str, Scheduled]) -> tuple[float, Scheduled] | None:
+        heap = self._heap
+        while heap:
+            deadline, _, name = heap[0]
+            item = items.get(name)
+            if item is not None and item.deadline == deadline:
+                return deadline, item
+            heapq.heappop(heap)
+        return None
+
+    def pop_due(self, items: Mapping[str, Scheduled], now: float) -> Iterator[Scheduled]:
+        while (earliest := self.earliest(items)) is not None and earliest[0] <= now:
+            heapq.heappop(self._heap)
+            earliest[1].deadline = None
+            yield earliest[1]
+
+
+class Loop:
+    """The selector and the guard; `run` serves until `stopped()`."""
+
+    def __init__(self, journal: Journal, clock: Callable[[], float]) -> None:
+        self.selector = selectors.DefaultSelector()
+        self.guard = Guard(journal)
+        self.clock = clock
+
+    def watch(self, fileobj: Any, where: str, job: Job) -> None:
+        self.selector.register(fileobj, selectors.EVENT_READ, (where, job))
+
+    def run(
+        self, due: Job, wakeup: Callable[[float], float | None], stopped: Callable[[], bool], lock: threading.Lock
+    ) -> None:
+        clock, guard = self.clock, self.guard
+        while not stopped():
+            now = clock()
+            deadline = wakeup(now)
+            ready = self.selector.select(None if deadline is None else max(0.0, deadline - now))
+            with lock:
+                for key, _ in ready:
+                    data = key.data  # (where, job), or the job of a control connection
+                    where, job = data if isinstance(data, tuple) else ("control", data)
+                    guard.run(where, job, clock())
+                due(clock())
+
+
+@contextlib.contextmanager
+def signals(handler: Callable[[int, object], None], switch_interval: float) -> Iterator[socket.socket]:
+    """SIGTERM, SIGINT and SIGHUP to `handler`, each also a byte on the socket yielded
+    (for the selector: a signal wakes the loop); the GIL switch interval set meanwhile."""
+    wake_r, wake_w = socket.socketpair()
+    wake_r.setblocking(False)
+    wake_w.setblocking(False)
+    old_wakeup = signal.set_wakeup_fd(wake_w.fileno())
+    old_switch = sys.getswitchinterval()
+    sys.setswitchinterval(switch_interval)
+    handlers = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    try:
+        yield wake_r
+    finally:
+        signal.set_wakeup_fd(old_wakeup)
+        sys.setswitchinterval(old_switch)
+        for sig, old in handlers.items():
+            signal.signal(sig, old)
+        wake_r.close()
+        wake_w.close()
+
+
+def drain(sock: socket.socket) -> None:
+    """Read and forget whatever waits on `sock` (the signals' wake-up socket)."""
+    with contextlib.suppress(BlockingIOError):
+        while sock.recv(4096):
+            pass

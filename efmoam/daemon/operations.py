@@ -1,0 +1,149 @@
+"""The control operations: one handler per op, each checking its own arguments.
+
+A handler gets the daemon, the request's ``args`` (a dict, anything inside) and the
+time; it returns JSON-ready data or raises `ControlError` with a stable code.  The
+argument readers below turn anything that is not what an op expects into
+``bad_request``, so no request can reach the engine with a value of the wrong type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from efmoam.core import LocalProtocolError
+from efmoam.core.linkmon import Location
+from efmoam.daemon.control import PROTOCOL_VERSION, ControlError
+from efmoam.views.data import port_view, summary_view, variable_view
+from pdu import Branch, VariableDescriptor
+
+if TYPE_CHECKING:
+    from efmoam.daemon.main import Daemon
+    from efmoam.daemon.runtime import PortRuntime
+
+Args = dict[str, Any]
+Operation = Callable[["Daemon", Args, float], Any]
+MAX_LEAVES = 64  #: attributes one variables request may ask for
+_LOCATIONS = {"local": Location.LOCAL, "remote": Location.REMOTE, None: None}
+
+
+def _runtime(daemon: Daemon, args: Args) -> PortRuntime:
+    name = args.get("port")
+    if not isinstance(name, str):
+        raise ControlError("bad_request", "a port name is needed")
+    runtime = daemon.ports.get(name)
+    if runtime is None:
+        raise ControlError("unknown_port", f"{name[:64]} is not a port this daemon manages")
+    return runtime
+
+
+def _flag(args: Args, key: str, default: bool) -> bool:
+    value = args.get(key, default)
+    if not isinstance(value, bool):
+        raise ControlError("bad_request", f"{key} is true or false")
+    return value
+
+
+def _hello(daemon: Daemon, _args: Args, _now: float) -> Any:
+    return {"protocol": PROTOCOL_VERSION, "ports": sorted(daemon.ports)}
+
+
+def _show_ports(daemon: Daemon, _args: Args, _now: float) -> Any:
+    ports = [summary_view(name, runtime.port) for name, runtime in sorted(daemon.ports.items())]
+    return {"schema": 1, "ports": ports, "daemon": daemon.health()}
+
+
+def _show_port(daemon: Daemon, args: Args, _now: float) -> Any:
+    runtime = _runtime(daemon, args)
+    return port_view(runtime.name, runtime.port, daemon.port_extra(runtime))
+
+
+def _clear_events(daemon: Daemon, args: Args, now: float) -> Any:
+    runtime = _runtime(daemon, args)
+    where = args.get("location")
+    if not isinstance(where, str | None) or where not in _LOCATIONS:
+        raise ControlError("bad_request", "location is local, remote or absent (both)")
+    runtime.port.clear_events(_LOCATIONS[where], now=now)
+    runtime.flush(now)
+    return {"cleared": where or "both"}
+
+
+def _clear_statistics(daemon: Daemon, args: Args, _now: float) -> Any:
+    runtime = _runtime(daemon, args)
+    runtime.port.clear_statistics()
+    runtime.policer.clear()
+    runtime.sock.clear_statistics()
+    runtime.internal_errors = 0
+    return {"cleared": "statistics"}
+
+
+def _loopback(daemon: Daemon, args: Args, now: float) -> Any:
+    runtime = _runtime(daemon, args)
+    enable = _flag(args, "enable", True)
+    try:
+        if enable:
+            runtime.port.start_loopback(now=now)
+        else:
+            runtime.port.stop_loopback(now=now)
+    except LocalProtocolError as exc:
+        raise ControlError("not_allowed", str(exc)) from exc
+    runtime.flush(now)
+    return {"loopback": "started" if enable else "stopping"}
+
+
+def _variables(daemon: Daemon, args: Args, now: float) -> Any:
+    runtime = _runtime(daemon, args)
+    leaves = args.get("leaves")
+    if (
+        not isinstance(leaves, list)
+        or not 0 < len(leaves) <= MAX_LEAVES
+        or not all(type(leaf) is int and 0 <= leaf <= 0xFFFF for leaf in leaves)
+    ):
+        raise ControlError("bad_request", f"leaves is a list of 1 to {MAX_LEAVES} Clause 30 attribute numbers")
+    descriptors = tuple(VariableDescriptor(Branch.ATTRIBUTE, leaf) for leaf in leaves)
+    try:
+        runtime.port.request_variables(descriptors, now=now)
+    except LocalProtocolError as exc:
+        raise ControlError("not_allowed", str(exc)) from exc
+    runtime.flush(now)
+    runtime.variable_requests += 1
+    return {"requested": leaves, "request": runtime.variable_requests}
+
+
+def _variable_answer(daemon: Daemon, args: Args, _now: float) -> Any:
+    """The answer to request number `request`, once it came."""
+    runtime = _runtime(daemon, args)
+    request = args.get("request")
+    if type(request) is not int:
+        raise ControlError("bad_request", "request is the number the variables request returned")
+    answer = runtime.variable_answer
+    if answer is None or answer[0] < request:
+        return {"answered": False}
+    return {"answered": True, "variables": [variable_view(c) for c in answer[1]]}
+
+
+def _reload(daemon: Daemon, _args: Args, now: float) -> Any:
+    daemon.reload(now)
+    return {"reloaded": True}
+
+
+#: every control operation by its name in requests
+OPERATIONS: dict[str, Operation] = {
+    "hello": _hello,
+    "show_ports": _show_ports,
+    "show_port": _show_port,
+    "clear_events": _clear_events,
+    "clear_statistics": _clear_statistics,
+    "loopback": _loopback,
+    "variables": _variables,
+    "variable_answer": _variable_answer,
+    "reload": _reload,
+}
+
+
+def handle(daemon: Daemon, op: str, args: Args, now: float) -> Any:
+    """Answer one control request."""
+    operation = OPERATIONS.get(op)
+    if operation is None:
+        raise ControlError("bad_request", f"unknown op {op[:64]!r}")
+    return operation(daemon, args, now)

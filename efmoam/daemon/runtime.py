@@ -1,0 +1,369 @@
+"""One managed port at run time: its engine, socket, counters and action, and the
+carrying out of what its engine asks for.
+
+* Frames in: read from the socket, policed per source before decoding (`RxPolicer`),
+  each given to the engine under its own guard: a frame the engine cannot handle is
+  dropped and counted (``internal_error``), never the daemon.
+* Outputs: each kind has its handler (`OUTPUT_HANDLERS`); a handler returns True when
+  the port's saved state changed.  Frames out pass the `WireGuard`.
+* The port action: applied when the engine's service state changes, retried every
+  `ACTION_RETRY` seconds while it fails, and verified every ``action_verify_interval`` seconds
+  while the port is out of service (a block table deleted behind our back is put back,
+  counted and logged).
+* Log lines caused by what the peer sends (discovery, peer and flag changes, ...) are
+  rate limited per port and kind like bad input: a peer toggling its flags cannot flood
+  the journal.
+"""
+
+from __future__ import annotations
+
+import traceback
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from efmoam.config import PortProfile
+from efmoam.core import (
+    DiscoveryChanged,
+    DropReason,
+    EventLogged,
+    FrameDropped,
+    LinkEventsReceived,
+    LoopbackChanged,
+    MonitorUnavailable,
+    OamPort,
+    OrgSpecificReceived,
+    Output,
+    PeerChanged,
+    PeerFlagsChanged,
+    PortServiceChanged,
+    QuirkSeen,
+    Transmit,
+    VariablesReceived,
+)
+from efmoam.core.linkmon import Location
+from efmoam.daemon.eventstream import EventStream
+from efmoam.daemon.journal import Journal
+from efmoam.daemon.metrics import Telemetry
+from efmoam.daemon.policing import RxPolicer, WireGuard
+from efmoam.daemon.state import StateStore
+from efmoam.linux.actions import ActionError, PortActionBackend, apply_loopback
+from efmoam.linux.counters import BaseCounterSource
+from efmoam.linux.packet import OamSocket
+from pdu import Flag, VariableContainer
+
+ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
+RX_BATCH = 64  #: frames read from one socket per wake-up
+PEER_LINES = 20  #: log lines a minute per port and kind caused by what the peer sends
+#: backends whose `is_out_of_service` reads the system (the others report what they did)
+VERIFIABLE = frozenset({"block", "down"})
+
+
+@attrs.define(eq=False)
+class Services:
+    """What every port's runtime reports to (the daemon's, shared)."""
+
+    journal: Journal
+    telemetry: Telemetry
+    state: StateStore
+    events: EventStream
+    wall_clock_offset: float
+    action_verify_interval: float  #: seconds between checks that an applied action still holds
+    clock: Callable[[], float]  #: the loop's clock, read at each send by the wire guard
+    #: the loop's hook: the port's deadline may have changed
+    schedule: Callable[[PortRuntime], None]
+
+
+@attrs.define(eq=False)
+class PortRuntime:
+    """A managed interface: its engine, socket, counter source and action backend."""
+
+    name: str
+    ifindex: int
+    port: OamPort
+    sock: OamSocket
+    profile: PortProfile
+    counters: BaseCounterSource
+    actions: PortActionBackend
+    policer: RxPolicer
+    services: Services
+    wire: WireGuard = attrs.field(factory=WireGuard)
+    want_out_of_service: bool = False
+    action_applied: bool | None = None  #: what the backend last verified (None: not yet)
+    action_error: str | None = None
+    action_retry_at: float | None = None
+    action_verify_at: float | None = None
+    actions_reapplied: int = 0  #: times an applied action was found undone and put back
+    counter_error: str | None = None
+    internal_errors: int = 0  #: frames or outputs the daemon failed on (a bug: logged with its traceback)
+    deadline: float | None = None  #: when the loop must next look at this port
+    variable_requests: int = 0  #: Variable Requests sent through the control socket
+    #: the last Variable Response: the number of the latest request when it came, its containers
+    variable_answer: tuple[int, tuple[VariableContainer, ...]] | None = None
+
+    @property
+    def rx_rate_limited(self) -> int:
+        """Frames the policer dropped before decoding (the peer's and the others')."""
+        return self.policer.policed
+
+    @property
+    def receive_drops(self) -> tuple[tuple[str, int], ...]:
+        """Frames dropped before the engine saw them, by `DropReason` value."""
+        return (
+            (DropReason.RATE_LIMIT.value, self.policer.peer_policed),
+            (DropReason.RATE_LIMIT_OTHERS.value, self.policer.others_policed),
+            (DropReason.SOCKET_QUEUE.value, self.sock.kernel_drops),
+        )
+
+    def next_deadline(self) -> float | None:
+        candidates = (
+            self.port.next_deadline(), self.action_retry_at, self.action_verify_at, self.wire.release_at,
+        )  # fmt: skip
+        return min((d for d in candidates if d is not None), default=None)
+
+    # -- frames ------------------------------------------------------------------------
+
+    def read_frames(self, now: float) -> None:
+        """Give waiting OAMPDUs to the engine, the policer first."""
+        port, policer, telemetry = self.port, self.policer, self.services.telemetry
+        for frame in self.sock.receive(RX_BATCH):
+            policer.bind(port.peer_mac)
+            refused = policer.refuse(frame, now)
+            if refused is not None:
+                self.services.journal.limited(now, self.name, refused, "receive rate limit reached")
+                continue
+            try:
+                port.receive(frame, now=now)
+            except Exception as exc:  # a frame must never end the daemon
+                self.internal_error(now, "frame", exc, frame=frame[:64].hex())
+                continue
+            telemetry.received(self.name, port, frame, now)  # metrics: last OAMPDU from the peer
+        policer.bind(port.peer_mac)
+        self.flush(now)
+
+    def internal_error(self, now: float, where: str, exc: BaseException, **fields: Any) -> None:
+        """A bug met on this port: counted, logged with its traceback (rate limited)."""
+        self.internal_errors += 1
+        self.services.journal.limited(
+            now, self.name, f"internal:{where}", f"internal error handling a {where}", level="error",
+            error=repr(exc), traceback="".join(traceback.format_exception(exc)).strip(), **fields,
+        )  # fmt: skip
+
+    def timer(self, now: float) -> None:
+        """The port's deadline came."""
+        lost_link_at = self.port.lost_link_at
+        if lost_link_at is not None and lost_link_at <= now:
+            # a stall of ours (the loop starved, the process stopped) is not a silent
+            # peer: read what the peer sent meanwhile before judging its lost-link timer
+            self.read_frames(now)
+        self.port.handle_timer(now=now)
+        if self.action_retry_at is not None and self.action_retry_at <= now:
+            self.apply_action(now)
+        elif self.action_verify_at is not None and self.action_verify_at <= now:
+            self.verify_action(now)
+        for frame in self.wire.release(self.services.clock()):
+            self.sock.send(frame)
+        self.flush(now)
+
+    # -- outputs -----------------------------------------------------------------------
+
+    def flush(self, now: float) -> None:
+        """Carry out what the engine produced: each kind of output has its handler."""
+        save = False
+        for output in self.port.take_outputs():
+            save = OUTPUT_HANDLERS[type(output)](self, output, now) or save
+        if save:
+            self.services.state.update(self.name, self.port.saved_state(), now)
+        self.services.schedule(self)
+
+    def limited(self, now: float, kind: str, level: str, message: str, **fields: object) -> None:
+        """A log line caused by what the peer sends: rate limited per port and kind."""
+        self.services.journal.limited(now, self.name, kind, message, level, burst=PEER_LINES, named=False, **fields)
+
+    def log(self, _now: float, _kind: str, level: str, message: str, **fields: object) -> None:
+        """A log line of the port (same signature as `limited`)."""
+        self.services.journal.log(level, message, port=self.name, **fields)
+
+    # -- the port action ---------------------------------------------------------------
+
+    def apply_action(self, now: float, reasons: tuple[str, ...] = ()) -> None:
+        """Make the port's service state what the engine wants; retry later on failure."""
+        want = self.want_out_of_service
+        reasons = reasons or self.port.link_monitoring.holders()
+        services = self.services
+        try:
+            if want:
+                self.actions.take_out_of_service(self.name, reasons)
+            else:
+                self.actions.return_to_service(self.name)
+        except ActionError as exc:
+            self.action_error = str(exc)
+            self.action_retry_at, self.action_verify_at = now + ACTION_RETRY, None
+            services.journal.log("error", "port action failed", port=self.name, action=self.actions.name, error=exc)
+            services.events.port_action(
+                self.name, out_of_service=want, reasons=reasons, backend=self.actions.name, error=str(exc),
+                now=now, wall_clock_offset=services.wall_clock_offset,
+            )  # fmt: skip
+            return
+        changed = self.action_applied is not want
+        self.action_applied, self.action_error, self.action_retry_at = want, None, None
+        self.action_verify_at = (
+            now + services.action_verify_interval if want and self.actions.name in VERIFIABLE else None
+        )
+        if not changed:
+            return
+        services.events.port_action(
+            self.name, out_of_service=want, reasons=reasons, backend=self.actions.name, error=None,
+            now=now, wall_clock_offset=services.wall_clock_offset,
+        )  # fmt: skip
+        services.journal.log(
+            "warning" if want else "notice", "port out of service" if want else "port back in service",
+            port=self.name, action=self.actions.name, reasons=",".join(reasons) or None,
+        )  # fmt: skip
+
+    def verify_action(self, now: float) -> None:
+        """Check that the port is still out of service as applied; put it back if not."""
+        error: str | None = None
+        try:
+            holds = self.actions.is_out_of_service(self.name)
+        except ActionError as exc:
+            holds, error = False, str(exc)
+        if holds:
+            self.action_verify_at = now + self.services.action_verify_interval
+            return
+        self.actions_reapplied += 1
+        self.services.journal.log(
+            "error", "port action undone behind the daemon's back; applying it again",
+            port=self.name, action=self.actions.name, error=error,
+        )  # fmt: skip
+        self.action_applied = None
+        self.apply_action(now)
+
+
+# -- the outputs' handlers: True when the port's saved state must be written -----------
+
+
+def _on_transmit(runtime: PortRuntime, output: Transmit, _now: float) -> bool:
+    # the time of the send, not of the wake-up: the guard judges what the wire sees
+    frame = runtime.wire.offer(output.frame, runtime.services.clock())
+    if frame is not None:
+        runtime.sock.send(frame)
+    return False
+
+
+def _on_dropped(runtime: PortRuntime, output: FrameDropped, now: float) -> bool:
+    runtime.services.journal.limited(now, runtime.name, output.reason, "frame dropped", detail=output.detail)
+    return False
+
+
+def _on_quirk(runtime: PortRuntime, output: QuirkSeen, now: float) -> bool:
+    runtime.services.journal.limited(now, runtime.name, output.quirk, "peer quirk worked around", detail=output.detail)
+    return False
+
+
+def _on_event_logged(runtime: PortRuntime, output: EventLogged, now: float) -> bool:
+    entry, view = output.entry, output.entry.view(output.slot)
+    # the peer's events are rate limited (a peer toggling its flags makes one per toggle)
+    log = runtime.limited if entry.location is Location.REMOTE else runtime.log
+    log(
+        now, "event", "warning" if entry.active and entry.port_affecting else "notice",
+        "link event" if entry.active else "link event cleared",
+        location=view["location"], type=view["type"], severity=view["severity"], slot=output.slot,
+        value=view["value"], threshold=view["threshold"], window=view["window"], affects_port=entry.port_affecting,
+    )  # fmt: skip
+    services = runtime.services
+    services.events.event(runtime.name, output, _event_action(output), now, services.wall_clock_offset)
+    services.telemetry.event_logged(runtime.name, output)  # metrics: events raised
+    return True
+
+
+def _on_service_changed(runtime: PortRuntime, output: PortServiceChanged, now: float) -> bool:
+    runtime.want_out_of_service = output.out_of_service
+    runtime.apply_action(now, output.reasons)
+    return True
+
+
+def _on_discovery(runtime: PortRuntime, output: DiscoveryChanged, now: float) -> bool:
+    runtime.limited(
+        now, "discovery", "info", "discovery", state=output.new.value,
+        oper_status=output.oper_status.name.lower(), cause=output.cause,
+    )  # fmt: skip
+    return False
+
+
+def _on_peer(runtime: PortRuntime, output: PeerChanged, now: float) -> bool:
+    runtime.limited(now, "peer", "info", "peer", mac=None if output.peer is None else output.peer.mac)
+    return False
+
+
+def _on_peer_flags(runtime: PortRuntime, output: PeerFlagsChanged, now: float) -> bool:
+    runtime.limited(now, "peer_flags", "notice", "peer flags", flags=_flags(output.flags))
+    return False
+
+
+def _on_variables(runtime: PortRuntime, output: VariablesReceived, now: float) -> bool:
+    values = " ".join(
+        f"{c.leaf}={'/'.join(v.hex() for v in c.values) or f'indication:{c.indication:#x}'}" for c in output.containers
+    )
+    runtime.limited(now, "variables", "info", "variables", values=values or None)
+    runtime.variable_answer = (runtime.variable_requests, output.containers)
+    return False
+
+
+def _on_peer_link_events(runtime: PortRuntime, output: LinkEventsReceived, now: float) -> bool:
+    runtime.limited(now, "event_notification", "info", "event notification", sequence=output.sequence)
+    return False
+
+
+def _on_loopback(runtime: PortRuntime, output: LoopbackChanged, now: float) -> bool:
+    name = runtime.name
+    runtime.limited(now, "loopback", "notice", "loopback", status=output.status.name.lower(), cause=output.cause)
+    try:
+        apply_loopback(name, output.parser_action, output.mux_action)
+    except ActionError as exc:
+        runtime.services.journal.log("error", "loopback action failed", port=name, error=exc)
+    return False
+
+
+def _on_monitor_unavailable(runtime: PortRuntime, output: MonitorUnavailable, _now: float) -> bool:
+    runtime.services.journal.log(
+        "warning", "monitor unavailable", port=runtime.name, monitor=output.monitor, missing=",".join(output.counters),
+    )  # fmt: skip
+    return False
+
+
+def _on_org_specific(_runtime: PortRuntime, _output: OrgSpecificReceived, _now: float) -> bool:
+    return False  # no vendor's Organization Specific OAMPDU is interpreted (its flags are, by the engine)
+
+
+#: the handler of each kind of output of an `OamPort`
+OUTPUT_HANDLERS: dict[type[Output], Callable[[PortRuntime, Any, float], bool]] = {
+    Transmit: _on_transmit,
+    FrameDropped: _on_dropped,
+    QuirkSeen: _on_quirk,
+    EventLogged: _on_event_logged,
+    PortServiceChanged: _on_service_changed,
+    DiscoveryChanged: _on_discovery,
+    PeerChanged: _on_peer,
+    PeerFlagsChanged: _on_peer_flags,
+    VariablesReceived: _on_variables,
+    LinkEventsReceived: _on_peer_link_events,
+    LoopbackChanged: _on_loopback,
+    MonitorUnavailable: _on_monitor_unavailable,
+    OrgSpecificReceived: _on_org_specific,
+}
+assert set(OUTPUT_HANDLERS) == set(typing.get_args(Output)), "a kind of output without a handler"
+
+
+def _flags(flags: Flag) -> str:
+    return ",".join(str(f.name).lower() for f in Flag if flags & f) or "none"
+
+
+def _event_action(logged: EventLogged) -> str:
+    """What an event-log record does to the port, for the event stream."""
+    entry = logged.entry
+    if not entry.active:
+        return "cleared"
+    return "out-of-service" if entry.port_affecting else "log-only"
