@@ -19,10 +19,12 @@ Schema 2, two kinds of record (the README, "Running a fleet", documents each key
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import socket
+import stat
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -87,7 +89,7 @@ class EventStream:
         self.close()
         assert self.config.path is not None
         try:
-            self._file = open(self.config.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+            self._file = _open_append(self.config.path)
         except OSError as exc:
             self._failed(f"cannot open {self.config.path}: {exc}")
 
@@ -187,3 +189,18 @@ class EventStream:
                 "time": now + wall_clock_offset,
             }
         )
+
+
+def _open_append(path: str) -> TextIO:
+    """`path` opened to append, only if it is a regular file (or absent: created): a FIFO
+    there must not block the loop, nor a symbolic link redirect the writes."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NOCTTY
+    fd = os.open(path, flags, 0o640)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+        return open(fd, "a", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
