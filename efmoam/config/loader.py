@@ -55,6 +55,7 @@ from efmoam.core.linkmon.settings import (
     PeerActions,
     PortAction,
 )
+from efmoam.core.policy.settings import Action, EventActions, EventName, PolicySettings, Recovery, Track, TrackKind
 from efmoam.core.settings import OamMode, PeerPolicy, PortSettings
 from efmoam.linux.files import (
     CONFIG_FILE_LIMIT,
@@ -137,13 +138,26 @@ class Scalar:
 class Section:
     """A mapping.  Merged key by key with the defaults, unless `build` makes it one value."""
 
-    fields: Mapping[str, Scalar | Section]
+    fields: Mapping[str, Scalar | Section | Items]
     #: null is allowed: an empty section, or None for a section with `build`
     nullable: bool = False
     #: keys that must be present (only for sections with `build`)
     required: tuple[str, ...] = ()
-    #: builds one value from the checked fields; the section then replaces, never merges
+    #: keys of which exactly one must be present (only for sections with `build`)
+    one_of: tuple[str, ...] = ()
+    #: builds one value from the checked fields (raising ValueError for a problem of the
+    #: whole section); the section then replaces, never merges
     build: Callable[[dict[str, Any]], Any] | None = None
+
+
+@attrs.frozen
+class Items:
+    """A list of mappings, each built into one value by `item`; a rule's list replaces the defaults'."""
+
+    item: Section  #: with `build`
+    what: str  #: what the list holds, for "must be a list of <what>"
+    #: checks the items so far (raising ValueError): a problem is the last item's
+    check: Callable[[tuple[Any, ...]], object] | None = None
 
 
 def _construct(node: Node) -> Any:
@@ -256,8 +270,9 @@ def _command(node: Node) -> str:
     return value
 
 
-def _choice(choices: Mapping[str, Any]) -> Convert:
-    names = ", ".join(choices)
+def _choice(choices: Mapping[str, Any], names: str = "") -> Convert:
+    """One of the names in `choices`; `names` lists them in messages (all of them, by default)."""
+    names = names or ", ".join(choices)
 
     def convert(node: Node) -> Any:
         if isinstance(node, ScalarNode) and node.tag == STR and node.value in choices:
@@ -331,26 +346,80 @@ _FUNCTIONS = {
 }
 
 
-def _functions(node: Node) -> OamConfig:
-    if not isinstance(node, SequenceNode):
-        raise _Invalid(f"must be a list of {', '.join(_FUNCTIONS)}, not {_found(node)}")
-    name = _choice(_FUNCTIONS)
-    functions = OamConfig(0)
+def _each(node: SequenceNode, convert: Convert, once: bool = False) -> list[Any]:
+    """The items of a list, converted (each at most `once`); every problem is reported at its item."""
+    values: list[Any] = []
     problems: list[tuple[Node | None, str, str]] = []
-    seen: set[OamConfig] = set()
     for index, item in enumerate(node.value):
         try:
-            function = name(item)
+            value = convert(item)
         except _Invalid as exc:
             problems += [(item, f".{index}", message) for _, _, message in exc.problems]
             continue
-        if function in seen:
+        if once and value in values:
             problems.append((item, f".{index}", f"{item.value} is listed twice"))
-        seen.add(function)
-        functions |= function
+        values.append(value)
     if problems:
         raise _Invalid(problems=problems)
+    return values
+
+
+def _functions(node: Node) -> OamConfig:
+    if not isinstance(node, SequenceNode):
+        raise _Invalid(f"must be a list of {', '.join(_FUNCTIONS)}, not {_found(node)}")
+    functions = OamConfig(0)
+    for function in _each(node, _choice(_FUNCTIONS), once=True):
+        functions |= function
     return functions
+
+
+_ACTION = _enum(Action)
+
+
+def _actions(node: Node) -> frozenset[Action]:
+    """An event's actions: one action name, or a list of them."""
+    if isinstance(node, ScalarNode):
+        return frozenset({_ACTION(node)})
+    if not isinstance(node, SequenceNode):
+        names = ", ".join(action.value for action in Action)
+        raise _Invalid(f"must be an action ({names}) or a list of them, not {_found(node)}")
+    return frozenset(_each(node, _ACTION, once=True))
+
+
+#: the policy's names for two port actions (an event's block is out-of-service, its log log-only)
+_PORT_ACTION_ALIASES = {Action.LOG.value: PortAction.LOG_ONLY, Action.BLOCK.value: PortAction.OUT_OF_SERVICE}
+
+
+def _port_action() -> Convert:
+    names = ", ".join(
+        member.value + "".join(f" (or {alias})" for alias, target in _PORT_ACTION_ALIASES.items() if target is member)
+        for member in PortAction
+    )
+    return _choice({**{member.value: member for member in PortAction}, **_PORT_ACTION_ALIASES}, names)
+
+
+def _interface(node: Node) -> str:
+    value = _pattern(node)
+    if any(char in "*?[" for char in value):
+        raise _Invalid(f"must be one interface name, not the pattern {value!r}")
+    return value
+
+
+def _argv(node: Node) -> tuple[str, ...]:
+    """A command as its words: a list of strings, or one string split as a shell would."""
+    if isinstance(node, ScalarNode):
+        return tuple(shlex.split(_command(node)))
+    if not isinstance(node, SequenceNode):
+        raise _Invalid(f"must be a list of words ([/usr/bin/check, --quiet]) or a string, not {_found(node)}")
+    if not node.value:
+        raise _Invalid("must name at least the program to run, not an empty list")
+    return tuple(_each(node, _string))
+
+
+def _track(values: dict[str, Any]) -> Track:
+    """A tracked condition from its checked keys (exactly one kind among them)."""
+    kind = next(kind for kind in TrackKind if kind.value in values)
+    return Track(kind, values[kind.value], **{key: values[key] for key in ("interval", "name") if key in values})
 
 
 def _core(cls: type[Any], name: str) -> Callable[[Any], object]:
@@ -377,11 +446,14 @@ def _monitor(facts: MonitorFacts) -> Section:
             "sf_threshold": Scalar(_integer(), lambda value: MonitorSettings(sf_threshold=value).check(kind)),
             "sd_threshold": Scalar(_nullable(_integer(low=0))),  # checked against sf_threshold when built
             "window": Scalar(_nullable(window), lambda value: MonitorSettings(window=value).check(kind)),
+            # checked against the thresholds when built
+            "sd_clear": Scalar(_nullable(_integer())),
+            "sf_clear": Scalar(_nullable(_integer())),
         }
     )
 
 
-_PORT_ACTION = _enum(PortAction)
+_PORT_ACTION = _port_action()
 
 LINK_MONITORING = Section(
     {
@@ -427,6 +499,34 @@ PORT = Section(
                 "required_mode": Scalar(_nullable(_enum(OamMode)), _core(PeerPolicy, "required_mode")),
             }
         ),
+        "event_actions": Section({name.value: Scalar(_actions, _core(EventActions, name.value)) for name in EventName}),
+        "discovery_timeout": Scalar(_nullable(_number(what=_SECONDS)), _core(PolicySettings, "discovery_timeout")),
+        "unidirectional_time": Scalar(_nullable(_number(what=_SECONDS)), _core(PolicySettings, "unidirectional_time")),
+        "recovery": Section(
+            {
+                "auto_after": Scalar(_nullable(_number(what=_SECONDS)), _core(Recovery, "auto_after")),
+                "hold_down": Scalar(_number(what=_SECONDS), _core(Recovery, "hold_down")),
+            }
+        ),
+        "track": Items(
+            Section(
+                {
+                    TrackKind.INTERFACE.value: Scalar(_interface),
+                    TrackKind.UNIT.value: Scalar(_string),
+                    TrackKind.COMMAND.value: Scalar(_argv),
+                    # the core checks an interval only in a whole Track: any target will do
+                    "interval": Scalar(
+                        _number(what=_SECONDS), lambda value: Track(TrackKind.UNIT, "-", interval=value)
+                    ),
+                    "name": Scalar(_string),
+                },
+                one_of=tuple(kind.value for kind in TrackKind),
+                build=_track,
+            ),
+            what="tracked conditions (- interface: eth1)",
+            check=lambda tracks: PolicySettings(track=tracks),
+        ),
+        "dying_gasp_count": _port("dying_gasp_count", _integer()),
         "counter_source": Scalar(_enum(CounterSource)),
         "counter_file": Scalar(_nullable(_string), _counter_file),
         "action_backend": Scalar(_enum(ActionBackend)),
@@ -475,6 +575,16 @@ SCHEMA = Section({"daemon": DAEMON, "defaults": PORT, "ports": RULE})
 #: port keys that belong to the profile rather than to the core's PortSettings
 _PROFILE_GROUPS = (("counter_source", "counter_file"), ("action_backend", "action_command"), ("expect_peer",))
 _PROFILE_KEYS = tuple(key for group in _PROFILE_GROUPS for key in group)
+#: port keys that are values of the core's PolicySettings (its sections are built apart)
+_POLICY_KEYS = ("discovery_timeout", "unidirectional_time", "track")
+_BUILT_APART = (*_PROFILE_KEYS, *_POLICY_KEYS)
+#: a monitor's checks in turn, each with the clear thresholds it leaves out and the values
+#: it blames (the most specific first): the thresholds, then sd_clear, then sf_clear
+_MONITOR_CHECKS = (
+    (("sd_clear", "sf_clear"), ("sd_threshold", "sf_threshold", "window")),
+    (("sf_clear",), ("sd_clear", "sd_threshold")),
+    ((), ("sf_clear", "sf_threshold")),
+)
 _RENAME = {"loopback": "loopback_process"}
 _HINTS = {
     "match": "match and physical_only belong in a rule under ports",
@@ -600,6 +710,8 @@ class _Loader:
                 tree[key] = self.section(value_node, key_path, field, origin)
             elif isinstance(field, Section):
                 tree[key] = self.built(value_node, key_path, field, origin)
+            elif isinstance(field, Items):
+                tree[key] = self.items(value_node, key_path, field, origin)
             else:
                 tree[key] = self.scalar(value_node, key_path, key, field, origin)
         return tree
@@ -626,20 +738,58 @@ class _Loader:
         return _Leaf(value, node, path, origin)
 
     def built(self, node: Node, path: str, spec: Section, origin: int) -> _Leaf:
-        """A section that is one value (org_specific_tlv): null, or all of its fields."""
+        """A section that is one value (org_specific_tlv, a track entry): null if allowed, or its fields."""
         assert spec.build is not None
-        if isinstance(node, ScalarNode) and node.tag == NULL:
+        if spec.nullable and isinstance(node, ScalarNode) and node.tag == NULL:
             return _Leaf(None, node, path, origin)
         before = len(self.problems)
         tree = self.section(node, path, attrs.evolve(spec, nullable=False), origin)
         if isinstance(node, MappingNode):
-            for key in spec.required:
-                if key not in _keys(node):
-                    needs = " and ".join(spec.required)
-                    self.report(node, _join(path, key), f"missing: {path.rsplit('.', 1)[-1]} needs {needs}")
+            self.present(node, path, spec)
         if len(self.problems) > before:
             return _Leaf(BROKEN, node, path, origin)
-        return _Leaf(spec.build(_values(tree)), node, path, origin)
+        try:
+            return _Leaf(spec.build(_values(tree)), node, path, origin)
+        except ValueError as exc:
+            self.report(node, path, str(exc))
+            return _Leaf(BROKEN, node, path, origin)
+
+    def present(self, node: MappingNode, path: str, spec: Section) -> None:
+        """Report the keys a built section lacks (`required`, `one_of`) or has too many of."""
+        keys = _keys(node)
+        for key in spec.required:
+            if key not in keys:
+                needs = " and ".join(spec.required)
+                self.report(node, _join(path, key), f"missing: {path.rsplit('.', 1)[-1]} needs {needs}")
+        if spec.one_of:
+            given = [key for key in spec.one_of if key in keys]
+            choices = ", ".join(spec.one_of[:-1]) + f" or {spec.one_of[-1]}"
+            if not given:
+                self.report(node, path, f"missing: needs one of {choices}")
+            elif len(given) > 1:
+                self.report(node, path, f"has {' and '.join(given)}: give only one of {choices}")
+
+    def items(self, node: Node, path: str, spec: Items, origin: int) -> _Leaf:
+        """A list of built sections (track), each checked with the ones before it."""
+        if not isinstance(node, SequenceNode) or node.tag != SEQ:
+            self.report(node, path, f"must be a list of {spec.what}, not {_found(node)}")
+            return _Leaf(BROKEN, node, path, origin)
+        before = len(self.problems)
+        values: list[Any] = []
+        for index, item in enumerate(node.value):
+            leaf = self.built(item, f"{path}.{index}", spec.item, origin)
+            if leaf.broken:
+                continue
+            if spec.check is not None:
+                try:
+                    spec.check((*values, leaf.value))
+                except ValueError as exc:
+                    self.report(item, leaf.path, str(exc))
+                    continue
+            values.append(leaf.value)
+        if len(self.problems) > before:
+            return _Leaf(BROKEN, node, path, origin)
+        return _Leaf(tuple(values), node, path, origin)
 
     # -- building ---------------------------------------------------------------------
 
@@ -652,22 +802,14 @@ class _Loader:
         """
         before = len(self.problems)
         link_monitoring = _sub(tree, "link_monitoring")
-        monitors: dict[str, Any] = {}
-        for facts in MONITORS:
-            key = facts.key
-            monitor_tree = _sub(link_monitoring, key)
-            monitor = MonitorSettings(**_values(monitor_tree))
-            try:
-                if not any(_broken(monitor_tree, name) for name in monitor_tree):
-                    monitor.check(facts.kind)
-            except ValueError as exc:
-                self.blame(exc, where, path, monitor_tree, "sd_threshold", "sf_threshold", "window")
-                monitor = MonitorSettings()
-            monitors[key] = monitor
+        monitors: dict[str, Any] = {
+            facts.key: self.monitor(facts, _sub(link_monitoring, facts.key), where, path) for facts in MONITORS
+        }
         settings = PortSettings()
+        built = False
         try:
             settings = PortSettings(
-                **{_RENAME.get(key, key): value for key, value in _values(tree).items() if key not in _PROFILE_KEYS},
+                **{_RENAME.get(key, key): value for key, value in _values(tree).items() if key not in _BUILT_APART},
                 link_monitoring=LinkMonitoringSettings(
                     **_values(link_monitoring),
                     **monitors,
@@ -675,14 +817,23 @@ class _Loader:
                     peer_actions=PeerActions(**_values(_sub(link_monitoring, "peer_actions"))),
                 ),
                 peer_policy=PeerPolicy(**_values(_sub(tree, "peer_policy"))),
+                policy=_policy(tree),
             )
+            built = True
         except (ValueError, TypeError) as exc:  # a rule the core checks across fields
             self.report(where, path, str(exc))
+        event_actions = _sub(tree, "event_actions")
+        # action_command's condition reads the event actions: unknown while one of them is broken
+        exec_known = built and not any(_broken(event_actions, name) for name in event_actions)
         values = {key: value for key, value in _values(tree).items() if key in _PROFILE_KEYS}
-        conflict = False
+        conflict = not exec_known  # and then no profile is built, which could only report it wrongly
         for group in _PROFILE_GROUPS:  # each group alone first, so that each problem is reported
+            reads_settings = "action_command" in group
+            if reads_settings and not exec_known:
+                continue
             try:
-                PortProfile(**{key: value for key, value in values.items() if key in group})
+                group_values = {key: value for key, value in values.items() if key in group}
+                PortProfile(settings if reads_settings else PortSettings(), **group_values)
             except SettingError as exc:
                 conflict = True
                 leaf = tree.get(exc.name)
@@ -699,6 +850,20 @@ class _Loader:
         except (ValueError, TypeError) as exc:
             self.report(where, path, str(exc))
             return None
+
+    def monitor(self, facts: MonitorFacts, tree: _Tree, where: Node, path: str) -> MonitorSettings:
+        """One monitor's settings, its values checked together (the default after a problem)."""
+        if any(_broken(tree, name) for name in tree):
+            return MonitorSettings()  # reported already
+        monitor = MonitorSettings(**_values(tree))
+        for left_out, blamed in _MONITOR_CHECKS:
+            without: dict[str, Any] = dict.fromkeys(left_out)
+            try:
+                attrs.evolve(monitor, **without).check(facts.kind)
+            except ValueError as exc:
+                self.blame(exc, where, path, tree, *blamed)
+                return MonitorSettings()
+        return monitor
 
     def blame(self, exc: Exception, where: Node, path: str, tree: _Tree, *keys: str) -> None:
         """Report a problem of several values at the most specific one (a port rule's before the defaults')."""
@@ -823,6 +988,16 @@ class _Loader:
 def _values(tree: _Tree) -> dict[str, Any]:
     """The values of a tree's own keys (not of its sections), leaving out broken ones."""
     return {key: leaf.value for key, leaf in tree.items() if isinstance(leaf, _Leaf) and not leaf.broken}
+
+
+def _policy(tree: _Tree) -> PolicySettings:
+    """A port's action policy: its sections, and its values among the port's keys."""
+    values = _values(tree)
+    return PolicySettings(
+        event_actions=EventActions(**_values(_sub(tree, "event_actions"))),
+        recovery=Recovery(**_values(_sub(tree, "recovery"))),
+        **{key: values[key] for key in _POLICY_KEYS if key in values},
+    )
 
 
 def _broken(tree: _Tree, key: str) -> bool:

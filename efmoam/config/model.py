@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from efmoam.core.policy.settings import Action, EventName
 from efmoam.core.settings import PortSettings
 
 #: the implicit rule when a configuration has no ``ports`` section: every physical port
@@ -138,6 +139,11 @@ class DaemonConfig:
     event_stream: EventStreamConfig = EventStreamConfig()
 
 
+def _event_runs_exec(settings: PortSettings) -> bool:
+    """Whether an event's actions include exec (which runs `PortProfile.action_command`)."""
+    return any(Action.EXEC in settings.policy.event_actions.of(name) for name in EventName)
+
+
 @attrs.frozen
 class PortProfile:
     """Everything one managed port is configured with."""
@@ -147,7 +153,7 @@ class PortProfile:
     #: the counter file, for `CounterSource.FILE`
     counter_file: str | None = attrs.field(default=None, validator=_absolute_path)
     action_backend: ActionBackend = ActionBackend.BLOCK
-    #: the command run by `ActionBackend.EXEC`
+    #: the command run by `ActionBackend.EXEC` and by the events whose actions include exec
     action_command: str | None = None
     #: the port should have an OAM peer: its absence is an alert (metric efmoam_peer_expected)
     expect_peer: bool = False
@@ -158,8 +164,8 @@ class PortProfile:
             (
                 "action_command",
                 self.action_command,
-                self.action_backend is ActionBackend.EXEC,
-                "action_backend is exec",
+                self.action_backend is ActionBackend.EXEC or _event_runs_exec(self.settings),
+                "action_backend is exec or an event action is exec",
             ),
         ):
             if used and not value:

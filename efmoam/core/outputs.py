@@ -173,18 +173,57 @@ class QuirkSeen:
 
 @attrs.frozen
 class EventLogged:
-    """An event-log slot was written: a new event, or an event that cleared."""
+    """An event-log slot was written: a new event, or an event that cleared.
+
+    `cause` says why a cleared event ended: ``operator`` (the clear command), ``window`` (a
+    monitor's window ended below its threshold), ``link`` (a link down or up), ``reload``
+    (new settings), ``recovery`` (automatic recovery) or ``peer`` (the peer stopped
+    reporting it, or was lost); for a new event it is ``raised``.
+    """
 
     slot: int
     entry: EventLogEntry
+    cause: str = "raised"
 
 
 @attrs.frozen
 class PortServiceChanged:
     """The port must leave service (`out_of_service`) or may return to it."""
 
-    out_of_service: bool
-    reasons: tuple[str, ...]  #: the events that hold it out of service
+    out_of_service: bool  #: out of service with the port's action backend
+    reasons: tuple[str, ...]  #: the events that hold it out of service (or down)
+    down: bool = False  #: administratively down (the ``down`` action)
+
+
+@attrs.frozen
+class PolicyEvent:
+    """A session event (`efmoam.core.policy.settings.EventName` value, or ``track:<name>``)
+    started or ended, or a latch it left ended.
+
+    `cause` says why: for a start the condition (``lost_link``, ``discovery_timeout``,
+    ``peer``, ...), for an end ``operator``, ``recovery``, ``reload``, or ``condition`` (it
+    no longer holds).  `latched`: the port stays out of service after the event until it is
+    cleared or recovers (at `recovers_at`, monotonic seconds; None: by hand only).
+    """
+
+    name: str
+    active: bool
+    actions: tuple[str, ...]  #: `Action` values
+    cause: str
+    detail: str = ""
+    latched: bool = False
+    recovers_at: float | None = None
+    moment: bool = False  #: an instant (session_up): no end follows
+    released: bool = False  #: the record of a latch ending (the port may return to service)
+
+    @property
+    def state(self) -> str:
+        """``raised``, ``cleared``, ``moment`` or ``released`` (a latch ended): the one name of each."""
+        if self.moment:
+            return "moment"
+        if self.active:
+            return "raised"
+        return "released" if self.released else "cleared"
 
 
 @attrs.frozen
@@ -209,4 +248,5 @@ Output = (
     | EventLogged
     | PortServiceChanged
     | MonitorUnavailable
+    | PolicyEvent
 )

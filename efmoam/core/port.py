@@ -58,6 +58,7 @@ from efmoam.core.outputs import (
     VariablesReceived,
 )
 from efmoam.core.peer import PeerKnowledge, satisfied_with
+from efmoam.core.policy.engine import IN_SERVICE, Facts, Policy, Service
 from efmoam.core.settings import OamMode, PortSettings
 from efmoam.core.stats import OamStatistics
 from efmoam.core.transmit import InformationContent, LocalInformation, Transmitter
@@ -132,7 +133,16 @@ class OamPort:
         self._local = LocalInformation(revision, settings, self._loopback.actions)
         self.link_monitoring = LinkMonitoring(settings.link_monitoring, now, wall_clock_offset)
         self._tx = Transmitter(self.mac, self.stats, settings.transmit_interval, now)
-        self._reported_out_of_service = False  #: the service state last reported
+        self._policy = Policy(settings.policy, settings.transmit_interval)
+        self._policy_inputs: tuple[Any, ...] | None = None  #: what the policy last judged
+        #: the policy's next deadline, kept here: every keep-alive reads it
+        self._policy_deadline: float | None = None
+        self._service = IN_SERVICE  #: the service state last reported
+        self._service_inputs: tuple[int, int] | None = None  #: what it was derived from
+        self._operator_flags = _NO_FLAGS  #: the critical flags our client set (`set_local_flags`)
+        self._tracked: frozenset[str] = frozenset()  #: the tracked conditions that hold
+        self._looped_until: float | None = None  #: our own OAMPDUs came back: a loop until then
+        self._session_end_cause = ""  #: why Discovery last left SEND_ANY
         self._information_inputs: tuple[Any, ...] | None = None  #: what the Information was made from
         self._local_pdu = LocalPdu.RX_INFO  #: set by `_settle` with the Information
         self._discover(now, "start")
@@ -152,6 +162,9 @@ class OamPort:
         if other is not None and (deadline is None or other < deadline):
             deadline = other
         other = self._tx.next_send
+        if other is not None and (deadline is None or other < deadline):
+            deadline = other
+        other = self._policy_deadline
         if other is not None and (deadline is None or other < deadline):
             deadline = other
         return deadline
@@ -242,8 +255,17 @@ class OamPort:
 
     @property
     def out_of_service(self) -> bool:
-        """True while an active event holds the port out of service."""
-        return self.link_monitoring.active.out_of_service
+        """True while an event or a latch holds the port out of service (or down)."""
+        return self._service.out_of_service or self._service.down
+
+    @property
+    def service(self) -> Service:
+        """The service state the policy derived: out of service, down, and why."""
+        return self._service
+
+    def policy_view(self, wall_clock_offset: float | None = None) -> dict[str, Any]:
+        """The active session events and latches, as plain data (``show port``)."""
+        return self._policy.view(wall_clock_offset)
 
     def event_log(self) -> list[tuple[int, EventLogEntry]]:
         """What the 12-slot event log shows, as (slot, entry) in slot order."""
@@ -269,6 +291,8 @@ class OamPort:
             return
         refused = self._refusal(pdu)
         if refused is not None:
+            if refused[0] is DropReason.LOOP:
+                self._looped_until = now + self.settings.lost_link_time
             self._drop(*refused)
         elif isinstance(pdu, Information):
             peer.lost_link_at = now + self.settings.lost_link_time
@@ -296,6 +320,9 @@ class OamPort:
         deadline = self._loopback.deadline
         if deadline is not None and now >= deadline:
             self._loopback_input(Input.TIMEOUT, now)
+            expired = True
+        deadline = self._policy_deadline
+        if deadline is not None and now >= deadline:
             expired = True
         if expired:
             self._settle(now)
@@ -345,18 +372,29 @@ class OamPort:
         event comes back with the next OAMPDU that still carries the flag.
         """
         self.link_monitoring.clear(location, now)
+        self._policy.clear(location, now)
+        if location is not Location.REMOTE:
+            self._operator_flags = _NO_FLAGS  # the clear ended our client's flags too
         if location is not Location.LOCAL:
             self._peer.last_info = None  # process the peer's next Information in full
-        self._settle(now)
+        self._settle(now, policy="operator")
 
     def reconfigure(self, settings: PortSettings, *, now: float) -> None:
         """Apply new settings; a changed Local Information TLV gets a new revision."""
         restart = settings.mode is not self.settings.mode  # a new mode redoes Discovery
         self.settings = settings
         self.link_monitoring.reconfigure(settings.link_monitoring, now)
+        self._policy.reconfigure(settings.policy, settings.transmit_interval, now)
         self._tx.set_interval(settings.transmit_interval)
         self._discover(now, "reconfigured", restart=restart)
-        self._settle(now)
+        self._settle(now, policy="reload")
+
+    def set_tracked(self, name: str, active: bool, *, now: float) -> None:
+        """A tracked condition (``track``, by its name) started or stopped holding."""
+        tracked = self._tracked | {name} if active else self._tracked - {name}
+        if tracked != self._tracked:
+            self._tracked = tracked
+            self._settle(now)
 
     def set_local_flags(self, flags: Flag, on: bool, *, now: float) -> None:
         """Set or clear Link Fault, Dying Gasp or Critical Event in what we send.
@@ -365,9 +403,9 @@ class OamPort:
         """
         if flags & ~CRITICAL_FLAGS:
             raise LocalProtocolError(f"only link fault, dying gasp and critical event can be set, not {flags!r}")
-        current = self.link_monitoring.local_flags
-        self.link_monitoring.on_local_flags(current | flags if on else current & ~flags, now)
-        self._settle(now)
+        current = self._operator_flags
+        self._operator_flags = Flag(current | flags if on else current & ~flags)
+        self._settle(now, policy="operator")
 
     def send_dying_gasp(self, *, now: float) -> bool:
         """Set Dying Gasp in what we send, if this port sends at all (the daemon stopping).
@@ -378,19 +416,36 @@ class OamPort:
         if not self.settings.enabled or self._half_duplex or self.local_pdu is LocalPdu.RX_INFO:
             return False
         self.set_local_flags(Flag.DYING_GASP, True, now=now)
+        self._tx.repeat_information(self.settings.dying_gasp_count - 1, now)
+        self._tx.service(now, self._local_pdu, self._outputs)
         return True
 
     def restore(self, saved: object, *, now: float) -> list[str]:
         """Put back link monitoring state saved by `saved_state` (a restart); returns what
         could not be restored.  Raises ValueError, with the port unchanged, on data it
         cannot use."""
+        latches: object = []
+        if isinstance(saved, dict) and "latches" in saved:
+            saved = dict(saved)
+            latches = saved.pop("latches")
         problems = persist.restore(self.link_monitoring, saved, now)
-        self._settle(now)
+        try:
+            self._policy.restore(latches, now)
+        except ValueError as exc:
+            problems.append(f"latches not restored: {exc}")
+        self._operator_flags = self.link_monitoring.local_flags
+        self._service_inputs = None  # a new active set, whose version may equal the old one's
+        self._settle(now, policy="reload")
         return problems
 
     def saved_state(self) -> dict[str, Any]:
-        """Link monitoring state as JSON-ready data, for `restore` after a restart."""
-        return persist.snapshot(self.link_monitoring)
+        """Link monitoring state and the policy's latches as JSON-ready data, for `restore`
+        after a restart."""
+        saved = persist.snapshot(self.link_monitoring)
+        latches = self._policy.saved()
+        if latches:
+            saved["latches"] = latches
+        return saved
 
     def clear_statistics(self) -> None:
         """Start the RFC 4878 counters, the drop and the quirk counters again from zero."""
@@ -448,16 +503,26 @@ class OamPort:
 
     # -- the epilogue ------------------------------------------------------------------
 
-    def _settle(self, now: float) -> None:
-        """Run at the end of every input: see the module's comment."""
+    def _settle(self, now: float, policy: str = "") -> None:
+        """Run at the end of every input: see the module's comment.  `policy`: judge the
+        policy even if nothing it reads changed, for this cause (operator, reload)."""
         monitoring = self.link_monitoring
+        active = monitoring.active
+        self._judge_policy(now, policy)
         if monitoring.outputs:
             self._outputs += monitoring.outputs
             monitoring.outputs = []
-        active = monitoring.active
-        if active.out_of_service is not self._reported_out_of_service:
-            self._reported_out_of_service = active.out_of_service
-            self._outputs.append(PortServiceChanged(active.out_of_service, active.holders()))
+        judged = self._policy
+        if judged.outputs:
+            self._outputs += judged.outputs
+            judged.outputs = []
+        derived_from = (active.version, judged.version)
+        if derived_from != self._service_inputs:
+            self._service_inputs = derived_from
+            service = judged.service(active, self.settings.link_monitoring)
+            old, self._service = self._service, service
+            if (service.out_of_service, service.down) != (old.out_of_service, old.down):
+                self._outputs.append(PortServiceChanged(service.out_of_service, service.reasons, service.down))
         if monitoring.intents:
             intents, monitoring.intents = monitoring.intents, []
             for intent in intents:
@@ -474,6 +539,46 @@ class OamPort:
             self._local_pdu = local_pdu(self.state, self._link_ok, self.settings.unidirectional)
             self._tx.set_information(self._information_content(), now)
         self._tx.service(now, self._local_pdu, self._outputs)
+
+    def _policy_reads(self) -> tuple[Any, ...]:
+        """What the policy's judgement depends on (compared, not judged, by most inputs)."""
+        peer = self._peer
+        return (
+            self.settings.enabled and not self._half_duplex, self._link_ok, self.state, peer.local_tlv, peer.verdict,
+            peer.remote_tlv, self._loopback.status, self._looped_until, self._tracked,
+            self.link_monitoring.active.version, self._session_end_cause, self.settings,
+        )  # fmt: skip
+
+    def _judge_policy(self, now: float, cause: str) -> None:
+        """Hand the policy what it reads, when that changed or its deadline came; then carry
+        out what it derived for link monitoring: the latches that recovered end their
+        events, and the Critical Event it wants joins our client's flags.  `cause`: judge
+        even if nothing changed (the clear command, new settings, our client's flags)."""
+        policy, monitoring, peer = self._policy, self.link_monitoring, self._peer
+        looped = self._looped_until
+        if looped is not None and now >= looped:
+            looped = self._looped_until = None
+        inputs = self._policy_reads()
+        deadline = policy.next_deadline()
+        if not cause and inputs == self._policy_inputs and (deadline is None or now < deadline):
+            return
+        sending = local_pdu(self.state, self._link_ok, self.settings.unidirectional)
+        facts = Facts(
+            enabled=bool(inputs[0]), link_ok=self._link_ok, state=self.state,
+            transmitting=sending is LocalPdu.INFO or sending is LocalPdu.ANY, peer_tlv=peer.local_tlv,
+            verdict=peer.verdict, echo=peer.remote_tlv, local_tlv=self.local_tlv, loopback=self._loopback.status,
+            looped_until=looped, session_end_cause=self._session_end_cause, tracked=self._tracked,
+        )  # fmt: skip
+        policy.evaluate(facts, monitoring.active, self.settings.link_monitoring, now)
+        if policy.recovered:
+            for key in policy.recovered:
+                monitoring.end(key, now, "recovery")
+            policy.recovered = []
+        wanted = self._operator_flags | (Flag.CRITICAL_EVENT if policy.notify_peer else _NO_FLAGS)
+        if wanted != monitoring.local_flags:
+            monitoring.on_local_flags(wanted, now, cause or "condition")
+        self._policy_inputs = self._policy_reads()  # after its own changes: judged as they are
+        self._policy_deadline = policy.next_deadline()
 
     def _information_content(self) -> InformationContent:
         return InformationContent(
@@ -634,6 +739,7 @@ class OamPort:
                 self._enter_fault(now)
             old, self.state = self.state, state
             if old is S.SEND_ANY:
+                self._session_end_cause = cause
                 self._loopback_input(Input.LEFT_SEND_ANY, now)  # loopback lives in SEND_ANY only
             self._outputs.append(DiscoveryChanged(old, state, self.oper_status, cause))
             self._tx.information_due_now(now)

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from efmoam.core.linkmon.settings import LinkMonitoringSettings
+from efmoam.core.policy.settings import PolicySettings
 from pdu import OamConfig
 from pdu.enums import MAX_OAMPDU_SIZE, MIN_OAMPDU_SIZE
 
@@ -68,6 +69,10 @@ class PortSettings:
     peer_policy: PeerPolicy = PeerPolicy()
     #: OAMPDUs that may wait for the transmit budget; more are dropped and counted
     tx_queue_limit: int = 64
+    #: what events do to the port (``event_actions``, ``track``, ``recovery``, ...)
+    policy: PolicySettings = PolicySettings()
+    #: Information OAMPDUs with Dying Gasp sent when the daemon stops (some peers lose one)
+    dying_gasp_count: int = attrs.field(default=1, validator=_between(1, 5))
     #: seconds without an OAMPDU from the peer before Discovery restarts (made with the
     #: settings, which never change: every frame from the peer reads it)
     lost_link_time: float = attrs.field(init=False)

@@ -114,6 +114,7 @@ class Transmitter:
         self._due = now  #: when the next Information OAMPDU is due
         self._urgent = False  #: the Information to send carries a change
         self._last_sent_info = False  #: whether the last OAMPDU sent was an Information
+        self._repeats = 0  #: copies of the Information still to send at once (`repeat_information`)
         #: when something may be sent next, as of the last `service` (None: nothing can be)
         self.next_send: float | None = None
 
@@ -139,6 +140,13 @@ class Transmitter:
     def information_due_now(self, now: float) -> None:
         """Send an Information OAMPDU at the next chance (Discovery changed state)."""
         self._due = now
+
+    def repeat_information(self, copies: int, now: float) -> None:
+        """Send the current Information OAMPDU `copies` more times, each at the next chance
+        the budget gives (a Dying Gasp sent several times, so that one survives)."""
+        if copies > 0:
+            self._repeats = copies - 1
+            self._due = now
 
     # -- the queue ---------------------------------------------------------------------
 
@@ -198,6 +206,9 @@ class Transmitter:
                 self._due = now + self._interval
                 self._last_sent_info = True
                 self._urgent = False
+                if self._repeats:
+                    self._repeats -= 1
+                    self._due = now
             elif waiting:
                 sent.append(self._send_queued(now))
                 self._last_sent_info = False

@@ -15,7 +15,9 @@ the daemon's loop and cannot freeze or end it, whatever its clients do:
   ``service(now)``, which the loop calls when ``next_deadline()`` is due (None: nothing
   to do): at once (a time already past) while requests wait, else the earliest idle
   timeout or the end of an accept pause.  ``service`` returns how many it answered.
-- ``handler(op, args)`` returns a JSON-able result or raises `ControlError`.  Any other
+- ``handler(op, args, peer)`` returns a JSON-able result or raises `ControlError`;
+  ``peer`` is the client's `Peer` (its pid, uid and gid as the kernel gave them at
+  accept: SO_PEERCRED), None in the unlikely case they could not be read.  Any other
   exception (or a result that is not JSON-able) is answered ``internal``, counted, and
   passed to ``on_error(op, exc)``, called inside the ``except`` (it may log the traceback;
   an exception out of it is ignored).  A line that is not a request object is answered
@@ -45,10 +47,13 @@ import os
 import selectors
 import socket
 import stat
+import struct
 import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
+
+import attrs
 
 MAX_LINE = 64 * 1024
 PROTOCOL_VERSION = 1
@@ -77,13 +82,26 @@ class ControlError(Exception):
         self.message = message
 
 
-Handler = Callable[[str, dict[str, Any]], Any]
+_UCRED = struct.Struct("3i")  #: struct ucred: pid, uid, gid
+
+
+@attrs.frozen
+class Peer:
+    """The process that connected to the control socket (SO_PEERCRED, read at accept)."""
+
+    pid: int
+    uid: int
+    gid: int
+
+
+Handler = Callable[[str, dict[str, Any], Peer | None], Any]
 ErrorCallback = Callable[[str, Exception], None]
 
 
 class _Client:
     def __init__(self, sock: socket.socket, now: float) -> None:
         self.sock = sock
+        self.peer = _peer_of(sock)
         self.inbox = bytearray()
         self.outbox = bytearray()
         self.active_at = now  #: the last complete request or reply bytes taken
@@ -311,12 +329,12 @@ class ControlServer:
                 break
             line = bytes(client.inbox[:end])
             del client.inbox[: end + 1]
-            client.outbox += self._answer(line)
+            client.outbox += self._answer(line, client.peer)
             client.active_at = now
             answered += 1
         return answered
 
-    def _answer(self, line: bytes) -> bytes:
+    def _answer(self, line: bytes, peer: Peer | None) -> bytes:
         try:
             request = json.loads(line)
         except (ValueError, RecursionError, MemoryError) as exc:  # UnicodeDecodeError is a ValueError
@@ -332,7 +350,7 @@ class ControlServer:
             return _error_line(request_id, "bad_request", "args must be an object")
         op = request["op"]
         try:
-            return _line({"id": request_id, "ok": True, "result": self._handler(op, args)})
+            return _line({"id": request_id, "ok": True, "result": self._handler(op, args, peer)})
         except ControlError as exc:
             return _error_line(request_id, exc.code, exc.message)
         except Exception as exc:  # the daemon's bug: answered and reported, never raised
@@ -353,6 +371,14 @@ def _error_line(request_id: Any, code: str, message: str) -> bytes:
         return _line({"id": request_id, "ok": False, "error": error})
     except (ValueError, RecursionError):  # an id nested as deep as the decoder allows
         return _line({"id": None, "ok": False, "error": error})
+
+
+def _peer_of(sock: socket.socket) -> Peer | None:
+    """Who is at the other end of an accepted connection, as the kernel saw it at connect."""
+    try:
+        return Peer(*_UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)))
+    except (OSError, struct.error):
+        return None
 
 
 def _identity(status: os.stat_result) -> tuple[int, int] | None:

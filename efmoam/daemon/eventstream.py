@@ -1,4 +1,5 @@
-"""The JSON event stream: every event-log record and every port action, one object per line.
+"""The JSON event stream: every event-log record, policy event, port action and operator
+command, one object per line.
 
 For log shippers (Vector, Fluent Bit, a Kafka producer): the sink is stderr or a file,
 appended to and reopened on SIGHUP so that logrotate can move it away.  Under systemd
@@ -8,13 +9,18 @@ journal natively instead: one entry per record, ``MESSAGE`` the JSON line and on
 ``journalctl EFMOAM_PORT=eth0``).  A write that fails is reported once per distinct
 error through `on_error` and the record is lost; the daemon keeps running.
 
-Schema 2, two kinds of record (the README, "Running a fleet", documents each key):
+Schema 2, four kinds of record (the README, "Running a fleet", documents each key):
 
-* ``{"kind": "event", ..., "event": {...}}``: an event-log entry was written (raised or
-  cleared); ``event`` is the entry's one dict view (`EventLogEntry.view`), as in ``show
-  port`` JSON and the saved state;
+* ``{"kind": "event", ..., "cause": ..., "event": {...}}``: an event-log entry was
+  written (raised or cleared); ``event`` is the entry's one dict view
+  (`EventLogEntry.view`), as in ``show port`` JSON and the saved state; ``cause`` is
+  ``raised``, or why it ended (operator, window, link, reload, recovery, peer);
+* ``{"kind": "policy_event", ...}``: a session event or a tracked condition started or
+  ended (or happened: a moment), with the actions the policy takes on it;
 * ``{"kind": "port_action", ...}``: the daemon took a port out of service or returned
-  it, or tried to and failed.
+  it, or tried to and failed;
+* ``{"kind": "operator", ...}``: an operator's command that changes something (clear,
+  loopback, variables, reload) and who gave it (uid, gid and pid of the control client).
 """
 
 from __future__ import annotations
@@ -27,10 +33,13 @@ import socket
 import stat
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from efmoam.config.model import EventSink, EventStreamConfig
-from efmoam.core.outputs import EventLogged
+from efmoam.core.outputs import EventLogged, PolicyEvent
+
+if TYPE_CHECKING:
+    from efmoam.daemon.control import Peer
 
 SCHEMA = 2
 JOURNAL_SOCKET = "/run/systemd/journal/socket"
@@ -143,7 +152,7 @@ class EventStream:
             if self._on_error is not None:
                 self._on_error(error)
 
-    # -- the two kinds of record -----------------------------------------------------------
+    # -- the kinds of record ---------------------------------------------------------------
 
     def event(self, port: str, logged: EventLogged, action: str, now: float, wall_clock_offset: float) -> None:
         """An event-log entry was written; `action` is what it does to the port."""
@@ -155,11 +164,36 @@ class EventStream:
                 "kind": "event",
                 "port": port,
                 "action": action,
+                "cause": logged.cause,
                 "monotonic": now,
                 "time": now + wall_clock_offset,
                 "event": logged.entry.view(logged.slot),
             }
         )
+
+    def policy_event(self, port: str, event: PolicyEvent, now: float, wall_clock_offset: float) -> None:
+        """A session event or tracked condition started, ended or happened (a moment)."""
+        if not self.enabled:
+            return
+        self._record(
+            "policy_event",
+            now,
+            wall_clock_offset,
+            {
+                "port": port,
+                "name": event.name,
+                "state": event.state,
+                "actions": list(event.actions),
+                "cause": event.cause,
+                "detail": event.detail,
+                "latched": event.latched,
+                "recovers_at": None if event.recovers_at is None else event.recovers_at + wall_clock_offset,
+            },
+        )
+
+    def _record(self, kind: str, now: float, wall_clock_offset: float, fields: dict[str, Any]) -> None:
+        """Write a record of `kind`: the schema and kind first, when it was written last."""
+        self.write({"schema": SCHEMA, "kind": kind, **fields, "monotonic": now, "time": now + wall_clock_offset})
 
     def port_action(
         self,
@@ -175,19 +209,48 @@ class EventStream:
         """The daemon applied (or failed to apply) a port action."""
         if not self.enabled:
             return
-        self.write(
+        self._record(
+            "port_action",
+            now,
+            wall_clock_offset,
             {
-                "schema": SCHEMA,
-                "kind": "port_action",
                 "port": port,
                 "action": "out-of-service" if out_of_service else "in-service",
                 "reasons": list(reasons),
                 "backend": backend,
                 "result": "failed" if error is not None else "applied",
                 "error": error,
-                "monotonic": now,
-                "time": now + wall_clock_offset,
-            }
+            },
+        )
+
+    def operator(
+        self,
+        op: str,
+        *,
+        port: str | None,
+        peer: Peer | None,
+        args: dict[str, Any],
+        result: str,
+        now: float,
+        wall_clock_offset: float,
+    ) -> None:
+        """An operator's command that changes something ran (`result`: ``ok`` or its error code)."""
+        if not self.enabled:
+            return
+        self._record(
+            "operator",
+            now,
+            wall_clock_offset,
+            {
+                "op": op,
+                "port": port,
+                "uid": None if peer is None else peer.uid,
+                "gid": None if peer is None else peer.gid,
+                "pid": None if peer is None else peer.pid,
+                "args": args,
+                "result": result,
+                "cause": "operator",
+            },
         )
 
 

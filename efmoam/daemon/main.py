@@ -29,7 +29,8 @@ from efmoam.config import Config, ConfigError, PortProfile, load_config, load_de
 from efmoam.core import LoopbackStatus, OamPort
 from efmoam.core.variables import A_FRAMES_RECEIVED_OK
 from efmoam.daemon import heap, operations
-from efmoam.daemon.control import ControlError, ControlServer
+from efmoam.daemon.commands import Commands
+from efmoam.daemon.control import ControlError, ControlServer, Peer
 from efmoam.daemon.eventstream import EventStream
 from efmoam.daemon.journal import Journal
 from efmoam.daemon.loop import Deadlines, Loop, drain, signals
@@ -38,6 +39,7 @@ from efmoam.daemon.policing import RxPolicer
 from efmoam.daemon.runtime import PortRuntime, Services
 from efmoam.daemon.sdnotify import notify
 from efmoam.daemon.state import StateStore
+from efmoam.daemon.tracking import Tracking
 from efmoam.linux.actions import (
     ActionError,
     apply_loopback,
@@ -87,12 +89,14 @@ class Daemon:
         self.lock = threading.Lock()
         self.telemetry = Telemetry()
         self._metrics: MetricsServer | None = None
+        self.commands = Commands(self.loop)  #: child processes (tracked-condition checks, action commands)
         self.services = Services(
             journal=self.journal, telemetry=self.telemetry, state=StateStore(config.daemon.state_dir),
             events=EventStream(config.daemon.event_stream, self._event_stream_error),
             wall_clock_offset=self.wall_clock_offset, schedule=self._deadlines.schedule,
-            action_verify_interval=config.daemon.action_verify_interval, clock=clock,
+            action_verify_interval=config.daemon.action_verify_interval, clock=clock, commands=self.commands,
         )  # fmt: skip
+        self.tracking = Tracking(self.commands, self.journal)
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -117,6 +121,7 @@ class Daemon:
         candidates = (
             self._next_poll if self.ports else None, None if earliest is None else earliest[0], self._settle_heap_at,
             self.services.state.next_deadline(), None if self._control is None else self._control.next_deadline(),
+            self.commands.next_deadline(), self.tracking.next_deadline(),
         )  # fmt: skip
         return min((d for d in candidates if d is not None), default=None)
 
@@ -135,6 +140,8 @@ class Daemon:
                 run("counters", self._poll_counters, runtime, now)
         for due in self._deadlines.pop_due(self.ports, now):
             run("port timer", self.ports[due.name].timer, now)
+        run("commands", self.commands.service, now)
+        run("tracking", self.tracking.service, now)
         if self._control is not None:
             run("control", self._control.service, now)
         run("state", self.services.state.flush, now)
@@ -156,6 +163,7 @@ class Daemon:
             self.config.daemon.control_socket, self._answer, self.loop.selector, on_error=self._control_error
         )
         now = self._clock()
+        self.tracking.set_links(self._links.links.values(), now)
         for link in self._links.links.values():
             self._consider(link, now)
         self._reconcile_tables()
@@ -194,6 +202,7 @@ class Daemon:
             self._control.close()
         if self._links is not None:
             self._links.close()
+        self.commands.close()
         self.services.events.close()
         self.journal.log("notice", "stopped")
 
@@ -295,6 +304,7 @@ class Daemon:
             provides=",".join(sorted(counters.provides(link.name))) or "none", action=runtime.actions.name,
         )  # fmt: skip
         runtime.flush(now)
+        self.tracking.follow(runtime, now)
 
     def _restore(self, runtime: PortRuntime, now: float) -> None:
         """Put back the port's saved state; a state that cannot be used is set aside."""
@@ -315,6 +325,7 @@ class Daemon:
         runtime = self.ports.pop(name, None)
         if runtime is None:
             return
+        self.tracking.forget(name)
         self.loop.selector.unregister(runtime.sock)
         runtime.sock.close()
         now = self._clock()
@@ -336,6 +347,7 @@ class Daemon:
         assert self._links is not None
         for event in self._links.read_events():
             self.guard.run("link event", self._link_event, event, now)
+        self.guard.run("tracking", self.tracking.set_links, self._links.links.values(), now)
 
     def _link_event(self, event: LinkEvent, now: float) -> None:
         if event.kind == "removed":
@@ -416,8 +428,8 @@ class Daemon:
 
     # -- control -----------------------------------------------------------------------
 
-    def _answer(self, op: str, args: dict[str, Any]) -> Any:
-        return operations.handle(self, op, args, self._clock())
+    def _answer(self, op: str, args: dict[str, Any], peer: Peer | None) -> Any:
+        return operations.handle(self, op, args, peer, self._clock())
 
     def _control_error(self, op: str, exc: BaseException) -> None:
         self.guard.caught("control op", exc, op=op[:64])
@@ -434,7 +446,7 @@ class Daemon:
             },
             "action": {
                 "backend": runtime.actions.name,
-                "applied": runtime.action_applied,
+                "applied": None if runtime.action_applied is None else any(runtime.action_applied),
                 "error": runtime.action_error,
                 "reapplied": runtime.actions_reapplied,
             },
@@ -493,7 +505,7 @@ class Daemon:
             runtime.profile.action_backend,
             runtime.profile.action_command,
         ):
-            if runtime.action_applied:
+            if runtime.action_applied and runtime.action_applied[0]:
                 with contextlib.suppress(ActionError):
                     runtime.actions.return_to_service(runtime.name)
             runtime.actions = make_backend(profile.action_backend.value, command=profile.action_command)
@@ -503,6 +515,7 @@ class Daemon:
         runtime.profile = profile
         runtime.port.reconfigure(profile.settings, now=now)
         runtime.flush(now)
+        self.tracking.follow(runtime, now)
 
     def _status(self) -> str:
         states: dict[str, int] = {}

@@ -4,16 +4,23 @@ A handler gets the daemon, the request's ``args`` (a dict, anything inside) and 
 time; it returns JSON-ready data or raises `ControlError` with a stable code.  The
 argument readers below turn anything that is not what an op expects into
 ``bad_request``, so no request can reach the engine with a value of the wrong type.
+
+Every op that is not read-only (`READ_ONLY`) is audited once it ran: a journal line
+``operator command`` and an ``operator`` record on the event stream, with who asked (the
+client's uid, gid and pid from the control socket), what (the op, its port, a short
+summary of its arguments) and how it ended (``ok`` or the error code).  An op added to
+the table is audited unless it is declared read-only.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from efmoam.core import LocalProtocolError
 from efmoam.core.linkmon import Location
-from efmoam.daemon.control import PROTOCOL_VERSION, ControlError
+from efmoam.daemon.control import PROTOCOL_VERSION, ControlError, Peer
 from efmoam.views.data import port_view, summary_view, variable_view
 from pdu import Branch, VariableDescriptor
 
@@ -24,6 +31,9 @@ if TYPE_CHECKING:
 Args = dict[str, Any]
 Operation = Callable[["Daemon", Args, float], Any]
 MAX_LEAVES = 64  #: attributes one variables request may ask for
+SUMMARY_KEYS = 8  #: arguments an audit record shows (the others are counted)
+SUMMARY_TEXT = 64  #: characters of a string argument (or key) an audit record shows
+SUMMARY_ITEMS = 16  #: items of a list argument an audit record shows
 _LOCATIONS = {"local": Location.LOCAL, "remote": Location.REMOTE, None: None}
 
 
@@ -141,9 +151,72 @@ OPERATIONS: dict[str, Operation] = {
 }
 
 
-def handle(daemon: Daemon, op: str, args: Args, now: float) -> Any:
-    """Answer one control request."""
+#: the ops that change nothing: not audited
+READ_ONLY = frozenset({"hello", "show_ports", "show_port", "variable_answer"})
+assert READ_ONLY.issubset(OPERATIONS), "a read-only op that is not an op"
+
+
+def handle(daemon: Daemon, op: str, args: Args, peer: Peer | None, now: float) -> Any:
+    """Answer one control request from `peer`; audit it unless it is read-only."""
     operation = OPERATIONS.get(op)
     if operation is None:
         raise ControlError("bad_request", f"unknown op {op[:64]!r}")
-    return operation(daemon, args, now)
+    if op in READ_ONLY:
+        return operation(daemon, args, now)
+    result = "internal"
+    try:
+        answer = operation(daemon, args, now)
+        result = "ok"
+        return answer
+    except ControlError as exc:
+        result = exc.code
+        raise
+    finally:
+        _audit(daemon, op, args, peer, result, now)
+
+
+def _audit(daemon: Daemon, op: str, args: Args, peer: Peer | None, result: str, now: float) -> None:
+    """The journal line and the event-stream record of an operator command."""
+    port = args.get("port")
+    port = port[:SUMMARY_TEXT] if isinstance(port, str) else None
+    summary = _summary(args)
+    uid, gid, pid = (None, None, None) if peer is None else (peer.uid, peer.gid, peer.pid)
+    daemon.journal.log(
+        "notice", "operator command", op=op, port=port, uid=uid, gid=gid, pid=pid, result=result,
+        args=" ".join(f"{key}={value}" for key, value in summary.items() if value is not None) or None,
+    )  # fmt: skip
+    services = daemon.services
+    services.events.operator(
+        op, port=port, peer=peer, args=summary, result=result, now=now, wall_clock_offset=services.wall_clock_offset
+    )
+
+
+def _summary(args: Args) -> dict[str, Any]:
+    """The arguments of a request (but its port), cut short: they come from any local client."""
+    summary: dict[str, Any] = {}
+    keys = [key for key in args if key != "port"]
+    for key in keys[:SUMMARY_KEYS]:
+        summary[str(key)[:SUMMARY_TEXT]] = _short(args[key])
+    if len(keys) > SUMMARY_KEYS:
+        summary["..."] = f"{len(keys) - SUMMARY_KEYS} more"
+    return summary
+
+
+def _short(value: Any) -> Any:
+    """A scalar as it is (a string cut short), a list's first scalars, "..." for anything else."""
+    if isinstance(value, list):
+        items = [_scalar(item) for item in value[: SUMMARY_ITEMS + 1]]
+        return items[:SUMMARY_ITEMS] + (["..."] if len(items) > SUMMARY_ITEMS else [])
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value[:SUMMARY_TEXT]
+    if isinstance(value, int) and -(1 << 63) <= value < 1 << 64:
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    return "..."

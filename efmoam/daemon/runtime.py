@@ -17,6 +17,7 @@ carrying out of what its engine asks for.
 
 from __future__ import annotations
 
+import shlex
 import traceback
 import typing
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from typing import Any
 import attrs
 
 from efmoam.config import PortProfile
+from efmoam.config.model import ActionBackend
 from efmoam.core import (
     DiscoveryChanged,
     DropReason,
@@ -38,18 +40,20 @@ from efmoam.core import (
     Output,
     PeerChanged,
     PeerFlagsChanged,
+    PolicyEvent,
     PortServiceChanged,
     QuirkSeen,
     Transmit,
     VariablesReceived,
 )
 from efmoam.core.linkmon import Location
+from efmoam.daemon.commands import Commands
 from efmoam.daemon.eventstream import EventStream
 from efmoam.daemon.journal import Journal
 from efmoam.daemon.metrics import Telemetry
 from efmoam.daemon.policing import RxPolicer, WireGuard
 from efmoam.daemon.state import StateStore
-from efmoam.linux.actions import ActionError, PortActionBackend, apply_loopback
+from efmoam.linux.actions import ActionError, DownBackend, PortActionBackend, apply_loopback
 from efmoam.linux.counters import BaseCounterSource
 from efmoam.linux.packet import OamSocket
 from pdu import Flag, VariableContainer
@@ -59,6 +63,7 @@ RX_BATCH = 64  #: frames read from one socket per wake-up
 PEER_LINES = 20  #: log lines a minute per port and kind caused by what the peer sends
 #: backends whose `is_out_of_service` reads the system (the others report what they did)
 VERIFIABLE = frozenset({"block", "down"})
+HOOK_TIMEOUT = 10.0  #: seconds an event hook (the exec action) may run
 
 
 @attrs.define(eq=False)
@@ -74,6 +79,7 @@ class Services:
     clock: Callable[[], float]  #: the loop's clock, read at each send by the wire guard
     #: the loop's hook: the port's deadline may have changed
     schedule: Callable[[PortRuntime], None]
+    commands: Commands  #: child processes, run without blocking the loop
 
 
 @attrs.define(eq=False)
@@ -90,8 +96,11 @@ class PortRuntime:
     policer: RxPolicer
     services: Services
     wire: WireGuard = attrs.field(factory=WireGuard)
-    want_out_of_service: bool = False
-    action_applied: bool | None = None  #: what the backend last verified (None: not yet)
+    want_out_of_service: bool = False  #: out of service with `actions`
+    want_down: bool = False  #: administratively down (the ``down`` action), with `down_actions`
+    #: the backend of the ``down`` action (made when first needed; the port's own when that is down)
+    down_actions: PortActionBackend | None = None
+    action_applied: tuple[bool, bool] | None = None  #: (out, down) as last applied (None: not yet)
     action_error: str | None = None
     action_retry_at: float | None = None
     action_verify_at: float | None = None
@@ -190,14 +199,16 @@ class PortRuntime:
 
     def apply_action(self, now: float, reasons: tuple[str, ...] = ()) -> None:
         """Make the port's service state what the engine wants; retry later on failure."""
-        want = self.want_out_of_service
-        reasons = reasons or self.port.link_monitoring.holders()
+        want_down = self.want_down
+        want = self.want_out_of_service or want_down
+        reasons = reasons or self.port.service.reasons
         services = self.services
         try:
-            if want:
-                self.actions.take_out_of_service(self.name, reasons)
-            else:
-                self.actions.return_to_service(self.name)
+            _apply(self.actions, self.name, self.want_out_of_service, reasons)
+            if want_down or self.down_actions is not None:
+                if self.down_actions is None:
+                    self.down_actions = DownBackend()
+                _apply(self.down_actions, self.name, want_down, reasons)
         except ActionError as exc:
             self.action_error = str(exc)
             self.action_retry_at, self.action_verify_at = now + ACTION_RETRY, None
@@ -207,11 +218,10 @@ class PortRuntime:
                 now=now, wall_clock_offset=services.wall_clock_offset,
             )  # fmt: skip
             return
-        changed = self.action_applied is not want
-        self.action_applied, self.action_error, self.action_retry_at = want, None, None
-        self.action_verify_at = (
-            now + services.action_verify_interval if want and self.actions.name in VERIFIABLE else None
-        )
+        changed = self.action_applied != (self.want_out_of_service, want_down)
+        self.action_applied, self.action_error, self.action_retry_at = (self.want_out_of_service, want_down), None, None
+        verifiable = want_down or (self.want_out_of_service and self.actions.name in VERIFIABLE)
+        self.action_verify_at = now + services.action_verify_interval if verifiable else None
         if not changed:
             return
         services.events.port_action(
@@ -220,14 +230,18 @@ class PortRuntime:
         )  # fmt: skip
         services.journal.log(
             "warning" if want else "notice", "port out of service" if want else "port back in service",
-            port=self.name, action=self.actions.name, reasons=",".join(reasons) or None,
+            port=self.name, action="down" if want_down else self.actions.name, reasons=",".join(reasons) or None,
         )  # fmt: skip
 
     def verify_action(self, now: float) -> None:
         """Check that the port is still out of service as applied; put it back if not."""
         error: str | None = None
         try:
-            holds = self.actions.is_out_of_service(self.name)
+            holds = True
+            if self.want_out_of_service and self.actions.name in VERIFIABLE:
+                holds = self.actions.is_out_of_service(self.name)
+            if holds and self.want_down and self.down_actions is not None:
+                holds = self.down_actions.is_out_of_service(self.name)
         except ActionError as exc:
             holds, error = False, str(exc)
         if holds:
@@ -280,9 +294,48 @@ def _on_event_logged(runtime: PortRuntime, output: EventLogged, now: float) -> b
 
 
 def _on_service_changed(runtime: PortRuntime, output: PortServiceChanged, now: float) -> bool:
-    runtime.want_out_of_service = output.out_of_service
+    # ``down`` with a port whose backend is down (or a dry run, log-only) is that backend's
+    own_down = runtime.profile.action_backend in (ActionBackend.DOWN, ActionBackend.LOG_ONLY)
+    runtime.want_out_of_service = output.out_of_service or (output.down and own_down)
+    runtime.want_down = output.down and not own_down
     runtime.apply_action(now, output.reasons)
     return True
+
+
+def _on_policy_event(runtime: PortRuntime, output: PolicyEvent, now: float) -> bool:
+    """A session event started or ended, or a latch ended: logged, streamed, counted, and
+    the exec hook run when the event's actions say so."""
+    state = output.state
+    level = "warning" if output.active and not output.moment and output.actions != ("log",) else "notice"
+    runtime.limited(
+        now, "policy", level, f"event {state}", event=output.name, actions=",".join(output.actions),
+        cause=output.cause, detail=output.detail or None, latched=output.latched or None,
+    )  # fmt: skip
+    services = runtime.services
+    services.events.policy_event(runtime.name, output, now, services.wall_clock_offset)
+    if output.active:
+        services.telemetry.policy_event(runtime.name, output.name)
+    command = runtime.profile.action_command
+    if "exec" in output.actions and not output.released and command:
+        env = {
+            "EFMOAM_PORT": runtime.name, "EFMOAM_EVENT": output.name, "EFMOAM_EVENT_STATE": state,
+            "EFMOAM_CAUSE": output.cause, "EFMOAM_ACTIONS": ",".join(output.actions),
+            "EFMOAM_DETAIL": output.detail,
+        }  # fmt: skip
+        started = services.commands.start(
+            shlex.split(command), env=env, timeout=HOOK_TIMEOUT,
+            on_done=lambda status, error: _hook_done(runtime, output.name, status, error),
+        )  # fmt: skip
+        if not started:
+            services.journal.log("error", "event hook not run: too many commands running", port=runtime.name)
+    return False
+
+
+def _hook_done(runtime: PortRuntime, event: str, status: int | None, error: str | None) -> None:
+    if status != 0:
+        runtime.services.journal.log(
+            "error", "event hook failed", port=runtime.name, event=event, status=status, error=error,
+        )  # fmt: skip
 
 
 def _on_discovery(runtime: PortRuntime, output: DiscoveryChanged, now: float) -> bool:
@@ -353,8 +406,16 @@ OUTPUT_HANDLERS: dict[type[Output], Callable[[PortRuntime, Any, float], bool]] =
     LoopbackChanged: _on_loopback,
     MonitorUnavailable: _on_monitor_unavailable,
     OrgSpecificReceived: _on_org_specific,
+    PolicyEvent: _on_policy_event,
 }
 assert set(OUTPUT_HANDLERS) == set(typing.get_args(Output)), "a kind of output without a handler"
+
+
+def _apply(backend: PortActionBackend, name: str, out: bool, reasons: tuple[str, ...]) -> None:
+    if out:
+        backend.take_out_of_service(name, reasons)
+    else:
+        backend.return_to_service(name)
 
 
 def _flags(flags: Flag) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from efmoam.core import OamPort
 from efmoam.core.linkmon.kinds import FACTS, WindowUnit
 from efmoam.core.outputs import LoopbackStatus, OperStatus
+from efmoam.core.policy.settings import EventName
 from efmoam.core.variables import ATTRIBUTES
 from pdu import Branch, Flag, OamConfig, VariableContainer, VariableIndication, format_oui
 
@@ -65,6 +66,8 @@ def _monitors_view(port: OamPort) -> dict[str, Any]:
             "event_notification": settings.event_notification,
             "sf_threshold": settings.sf_threshold,
             "sd_threshold": settings.sd,
+            "sd_clear": settings.sd_clear,
+            "sf_clear": settings.sf_clear,
             "window": settings.window if facts.window_unit is WindowUnit.FRAMES else monitor.window_seconds,
             "window_on_wire": monitor.wire_window,
             "state": monitor.state.value,
@@ -73,6 +76,22 @@ def _monitors_view(port: OamPort) -> dict[str, Any]:
             "event_running_total": monitor.event_total,
         }
     return view
+
+
+def _policy_view(port: OamPort) -> dict[str, Any]:
+    """The action policy: its settings, the active session events and the latches (each with
+    whether it recovers by itself, and when: ``recovers_at_wall``, null for by hand only)."""
+    policy = port.settings.policy
+    return {
+        "event_actions": {
+            name.value: sorted(action.value for action in policy.event_actions.of(name)) for name in EventName
+        },
+        "discovery_timeout": policy.discovery_timeout,
+        "unidirectional_time": policy.unidirectional_time,
+        "recovery": {"auto_after": policy.recovery.auto_after, "hold_down": policy.recovery.hold_down},
+        "track": [{"name": t.name, "kind": t.kind.value, "interval": t.interval} for t in policy.track],
+        **port.policy_view(port.link_monitoring.wall_clock_offset),
+    }
 
 
 def port_view(name: str, port: OamPort, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -129,8 +148,10 @@ def port_view(name: str, port: OamPort, extra: dict[str, Any] | None = None) -> 
             },
         },
         "out_of_service": port.out_of_service,
-        "out_of_service_reasons": list(port.link_monitoring.holders()),
+        "out_of_service_reasons": list(port.service.reasons),
+        "down": port.service.down,
         "active_events": len(port.link_monitoring.active),
+        "policy": _policy_view(port),
         "event_log": [entry.view(slot) for slot, entry in port.event_log()],
         "statistics": port.stats.as_rfc4878(),
         "drops": dict(sorted(port.drops.items())),

@@ -127,15 +127,38 @@ def render_port(view: dict[str, Any]) -> str:
     blocks = {facts.key: _monitor_block(facts, monitors[facts.key]) for facts in MONITORS}
     for left, right in _MONITOR_ROWS:
         lines += _side_by_side(blocks[left], blocks[right])
-    service = "out of service" if view["out_of_service"] else "in service"
+    service = "down" if view.get("down") else "out of service" if view["out_of_service"] else "in service"
     reasons = f" ({_join(view['out_of_service_reasons'])})" if view["out_of_service"] else ""
     lines += [
         _field("Port", service + reasons),
         _field("Active Events", view["active_events"]),
+        *_policy_lines(view.get("policy")),
         RULE,
         render_statistics(view).rstrip("\n"),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _policy_lines(policy: dict[str, Any] | None) -> list[str]:
+    """The active session events and the latches: what each does, and how it ends."""
+    if policy is None:
+        return []
+    lines = []
+    for event in policy["events"]:
+        latched = ", latched" if event["latched"] else ""
+        lines.append(
+            _field("Session Event", f"{event['name']} since {_wall(event['since_wall'])} "
+                   f"({_join(event['actions'])}{latched}; {event['cause']})")
+        )  # fmt: skip
+    for latch in policy["latches"]:
+        if latch["recovers_at_wall"] is not None:
+            ends = f"recovers at {_wall(latch['recovers_at_wall'])}"
+        else:
+            ends = "held down: clear by hand" if latch["held_down"] else "until cleared by hand"
+        lines.append(
+            _field("Latched", f"{latch['name']} ({latch['action']}) since {_wall(latch['since_wall'])}, {ends}")
+        )
+    return lines
 
 
 def render_statistics(view: dict[str, Any]) -> str:

@@ -12,9 +12,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 from efmoam.core import DiscoveryState, OamPort, PortSettings, Transmit
+
+try:  # the policy's settings (absent from trees before it, which this benchmark is compared with)
+    from efmoam.core.policy.settings import Action, EventActions, PolicySettings, Recovery, Track, TrackKind
+
+    BLOCK, LATCH = frozenset({Action.BLOCK}), frozenset({Action.ERROR_DISABLE, Action.EXEC})
+    POLICY: object = PolicySettings(
+        event_actions=EventActions(
+            session_down=BLOCK, capabilities_conflict=LATCH, unidirectional=LATCH, wiring_conflict=BLOCK,
+            remote_loopback=frozenset({Action.NOTIFY_PEER}),
+        ),
+        discovery_timeout=30.0, unidirectional_time=3.0, recovery=Recovery(auto_after=60.0),
+        track=(Track(TrackKind.INTERFACE, "uplink0"), Track(TrackKind.UNIT, "frr.service")),
+    )  # fmt: skip
+except ImportError:
+    POLICY = None
 
 
 def make_pairs(count: int, settings: PortSettings) -> list[tuple[OamPort, OamPort]]:
@@ -56,14 +72,21 @@ def settle(pairs: list[tuple[OamPort, OamPort]], interval: float) -> float:
     return now
 
 
+@pytest.mark.parametrize("policy", ["default", "policy-on"])
 @pytest.mark.parametrize(
     ("ports", "rate"),
     [(4096, 1), (512, 10)],
     ids=["4096-ports-1pps", "512-ports-10pps"],
 )
-def test_steady_state_cost(benchmark: Any, ports: int, rate: int) -> None:
+def test_steady_state_cost(benchmark: Any, ports: int, rate: int, policy: str) -> None:
+    """`policy-on`: every session event acting, timeouts, recovery and two tracked conditions."""
     interval = 1.0 / rate
-    pairs = make_pairs(ports // 2, PortSettings(transmit_interval=interval))
+    settings = PortSettings(transmit_interval=interval)
+    if policy == "policy-on":
+        if POLICY is None:
+            pytest.skip("this tree has no action policy")
+        settings = attrs.evolve(settings, policy=POLICY)
+    pairs = make_pairs(ports // 2, settings)
     clock = [settle(pairs, interval)]
     links = directions(pairs)
     seconds = 1.0

@@ -22,6 +22,7 @@ from efmoam.config.loader import SCHEMA, Section
 from efmoam.config.model import DEFAULT_MATCH, DEFAULT_PHYSICAL_ONLY, DaemonConfig, PortProfile
 from efmoam.core.linkmon.kinds import FACTS, MonitorKind
 from efmoam.core.linkmon.settings import LinkMonitoringSettings, PortAction
+from efmoam.core.policy.settings import HOLDING, Action, EventActions, EventName, PolicySettings
 from efmoam.core.settings import PortSettings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,6 +60,9 @@ def test_the_default_monitors_everything_and_takes_nothing_out_of_service() -> N
         assert (monitor.window or FACTS[kind].default_window) == FACTS[kind].default_window, kind  # the standard window
     assert link_monitoring.local_sf_action.port_action is PortAction.LOG_ONLY
     assert all(action is PortAction.LOG_ONLY for action in attrs.astuple(link_monitoring.peer_actions))
+    event_actions = profile.settings.policy.event_actions
+    assert all(not event_actions.of(name) & HOLDING for name in EventName)
+    assert profile.settings.policy.track == ()
 
 
 def test_the_default_differs_from_the_code_defaults_only_where_it_says() -> None:
@@ -81,7 +85,8 @@ def test_the_default_differs_from_the_code_defaults_only_where_it_says() -> None
                     dying_gasp=PortAction.LOG_ONLY,
                     critical_event=PortAction.LOG_ONLY,
                 ),
-            )
+            ),
+            policy=PolicySettings(event_actions=EventActions(loop=frozenset({Action.LOG}))),
         )
     )
     assert load_default_config().rules[0].profile == expected

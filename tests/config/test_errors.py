@@ -184,8 +184,9 @@ def test_yaml_11_booleans_where_a_string_is_expected() -> None:
         " (YAML 1.1 reads unquoted yes/no/on/off as booleans)",
         "efmoam.yaml:5:19: defaults.action_command: must be a string, not the boolean off"
         " (YAML 1.1 reads unquoted yes/no/on/off as booleans): quote it",
-        "efmoam.yaml:8:19: defaults.link_monitoring.peer_actions.link_fault: must be one of out-of-service, log-only,"
-        " not the boolean no (YAML 1.1 reads unquoted yes/no/on/off as booleans)",
+        "efmoam.yaml:8:19: defaults.link_monitoring.peer_actions.link_fault: must be one of out-of-service (or block),"
+        " log-only (or log), error-disable, down, not the boolean no (YAML 1.1 reads unquoted yes/no/on/off as"
+        " booleans)",
     ]
 
 
@@ -431,7 +432,7 @@ def test_counter_file_and_action_command_are_required() -> None:
         """
     assert problems(text) == [
         "efmoam.yaml:6:5: ports.1.counter_file: required when counter_source is file",
-        "efmoam.yaml:6:5: ports.1.action_command: required when action_backend is exec",
+        "efmoam.yaml:6:5: ports.1.action_command: required when action_backend is exec or an event action is exec",
     ]
 
 
@@ -450,7 +451,8 @@ def test_a_value_that_nothing_uses_is_an_error() -> None:
             action_command: null
         """
     assert problems(text) == [
-        "efmoam.yaml:5:5: ports.0.action_command: only used when action_backend is exec: remove it, or set it to null",
+        "efmoam.yaml:5:5: ports.0.action_command: only used when action_backend is exec or an event action is exec:"
+        " remove it, or set it to null",
         "efmoam.yaml:8:19: ports.1.counter_file: only used when counter_source is file: remove it, or set it to null",
     ]
     assert problems("defaults:\n  counter_file: /run/counters.json\n") == [

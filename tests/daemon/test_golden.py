@@ -139,6 +139,10 @@ def test_show_and_clear_golden(lab: Lab) -> None:
 
 INT, STR, BOOL, FLOAT = "int", "str", "bool", "float"
 OPT_INT, OPT_STR, OPT_FLOAT = "int|null", "str|null", "float|null"
+POLICY_EVENTS = (
+    "session_down", "session_up", "capabilities_conflict", "unidirectional", "loop", "wiring_conflict",
+    "remote_loopback",
+)  # fmt: skip
 
 
 def type_name(value: Any) -> str:
@@ -177,6 +181,8 @@ MONITOR = {
     "event_notification": BOOL,
     "sf_threshold": INT,
     "sd_threshold": OPT_INT,
+    "sd_clear": OPT_INT,
+    "sf_clear": OPT_INT,
     "window": OPT_FLOAT,
     "window_on_wire": OPT_INT,
     "state": STR,
@@ -256,7 +262,39 @@ PORT = {
     },
     "out_of_service": BOOL,
     "out_of_service_reasons": [STR],
+    "down": BOOL,
     "active_events": INT,
+    "policy": {
+        "event_actions": {name: [STR] for name in POLICY_EVENTS},
+        "discovery_timeout": OPT_FLOAT,
+        "unidirectional_time": OPT_FLOAT,
+        "recovery": {"auto_after": OPT_FLOAT, "hold_down": FLOAT},
+        "track": [{"name": STR, "kind": STR, "interval": FLOAT}],
+        "events": [
+            {
+                "name": STR,
+                "actions": [STR],
+                "since": FLOAT,
+                "since_wall": OPT_FLOAT,
+                "cause": STR,
+                "detail": STR,
+                "latched": BOOL,
+            }
+        ],
+        "latches": [
+            {
+                "name": STR,
+                "action": STR,
+                "location": STR,
+                "since": FLOAT,
+                "since_wall": OPT_FLOAT,
+                "recovers_at": OPT_FLOAT,
+                "recovers_at_wall": OPT_FLOAT,
+                "held_down": BOOL,
+                "active": BOOL,
+            }
+        ],
+    },
     "event_log": [EVENT],
     "statistics": STATISTICS,
     "drops": {},

@@ -118,11 +118,13 @@ def violations(pair: Pair, since: int) -> list[str]:
             problems.append(f"sends {infos[-1] & CRITICAL_FLAGS!r}, the active events imply {implied!r}")
         if pair.b.peer_flags & CRITICAL_FLAGS != implied:
             problems.append(f"the peer holds {pair.b.peer_flags & CRITICAL_FLAGS!r}, not {implied!r}")
-    affecting = any(event.entry.port_affecting for event in active)
+    # an event that latches (error-disable, down) holds the port after it ended, until released
+    latched = bool(port.policy_view()["latches"])
+    affecting = any(event.entry.port_affecting for event in active) or latched
     if port.out_of_service is not affecting:
-        problems.append(f"out_of_service {port.out_of_service}, active events affecting: {affecting}")
+        problems.append(f"out_of_service {port.out_of_service}, active events affecting or latched: {affecting}")
     reported = [r.output for r in pair.records if r.port == "a" and isinstance(r.output, PortServiceChanged)]
-    if (reported[-1].out_of_service if reported else False) is not affecting:
+    if (reported[-1].out_of_service or reported[-1].down if reported else False) is not affecting:
         problems.append(f"last reported service state {reported[-1] if reported else None}, affecting {affecting}")
     shown = {entry.index: entry for _, entry in port.event_log()}
     problems += [f"active event {e.entry.index} not shown" for e in active if shown.get(e.entry.index) != e.entry]

@@ -15,7 +15,7 @@ from efmoam.core.linkmon.eventlog import EventLogEntry
 from efmoam.core.outputs import EventLogged
 from pdu import EventLogType
 
-EVENT_KEYS = {"schema", "kind", "port", "action", "monotonic", "time", "event"}
+EVENT_KEYS = {"schema", "kind", "port", "action", "cause", "monotonic", "time", "event"}
 ACTION_KEYS = {"schema", "kind", "port", "action", "reasons", "backend", "result", "error", "monotonic", "time"}
 
 from efmoam.daemon.eventstream import EventStream  # noqa: E402

@@ -24,7 +24,7 @@ resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[2]), resource.getrlimit
 selector = selectors.DefaultSelector()
 server = None
 
-def answer(op, args):
+def answer(op, args, _peer):
     return dict(server.stats, clients=server.clients) if op == "stats" else args
 
 server = ControlServer(sys.argv[1], answer, selector, max_clients=1000)

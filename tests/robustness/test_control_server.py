@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from efmoam.daemon.control import MAX_LINE, ControlError, ControlServer
 
 
-def handler(op: str, args: dict[str, Any]) -> Any:
+def handler(op: str, args: dict[str, Any], _peer: Any = None) -> Any:
     if op == "echo":
         return args
     if op == "big":
@@ -43,7 +43,7 @@ class ServerLoop:
         self.errors: list[tuple[str, Exception]] = []
         self.selector = selectors.DefaultSelector()
 
-        def counted(op: str, args: dict[str, Any]) -> Any:
+        def counted(op: str, args: dict[str, Any], _peer: Any) -> Any:
             self.calls[op] += 1
             return handler(op, args)
 

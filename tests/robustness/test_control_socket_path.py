@@ -16,7 +16,7 @@ import pytest
 from efmoam.daemon.control import ControlError, ControlServer, request
 
 
-def answer(op: str, args: dict[str, object]) -> object:
+def answer(op: str, args: dict[str, object], _peer: object) -> object:
     return {"op": op}
 
 

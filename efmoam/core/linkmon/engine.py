@@ -113,17 +113,17 @@ class LinkMonitoring:
         actions = self.settings.peer_actions
         for flag, key in _REMOTE_FLAG_KEYS.items():
             if flags & flag and key not in self.active:
-                self._raise_flag(key, now, affects=actions.for_flag(flag) is PortAction.OUT_OF_SERVICE)
+                self._raise_flag(key, now, affects=actions.for_flag(flag) is not PortAction.LOG_ONLY)
             elif not flags & flag and key in self.active:
-                self._clear(key)
+                self._clear(key, "peer")
 
-    def on_local_flags(self, flags: Flag, now: float) -> None:
+    def on_local_flags(self, flags: Flag, now: float, cause: str = "operator") -> None:
         """The critical flags our own client wants sent: events while set, never port-affecting."""
         for flag, key in _LOCAL_FLAG_KEYS.items():
             if flags & flag and key not in self.active:
                 self._raise_flag(key, now, affects=False, sets=flag)
             elif not flags & flag and key in self.active:
-                self._clear(key)
+                self._clear(key, cause)
 
     @property
     def local_flags(self) -> Flag:
@@ -136,7 +136,7 @@ class LinkMonitoring:
 
     def on_link_events(self, tlvs: tuple[EventTlvs, ...], now: float) -> None:
         """Link event TLVs of a unique Event Notification from the peer."""
-        affects = self.settings.peer_actions.event_notification is PortAction.OUT_OF_SERVICE
+        affects = self.settings.peer_actions.event_notification is not PortAction.LOG_ONLY
         for tlv in tlvs:
             facts = BY_WIRE_TYPE.get(tlv.type) if isinstance(tlv, LinkEventTlv) else None
             if facts is None:
@@ -150,13 +150,18 @@ class LinkMonitoring:
                     running_total=tlv.error_running_total, event_total=tlv.event_running_total,
                 )  # fmt: skip
             elif facts.kind is MonitorKind.ERRORED_SYMBOL_PERIOD and tlv.threshold:
-                self._clear(key)  # the peer's symbol errors fell below its (non-zero) threshold
+                self._clear(key, "peer")  # the peer's symbol errors fell below its (non-zero) threshold
 
     def clear(self, location: Location | None, now: float) -> None:
         """The clear command: end the active events of `location` (None: both)."""
         for event in self.active:
             if location is None or event.key.location is location:
-                self._clear_with_notice(event.key, now)
+                self._clear_with_notice(event.key, now, "operator")
+
+    def end(self, key: EventKey, now: float, cause: str) -> None:
+        """End one event as the clear command does (automatic recovery), its monitor back to OK."""
+        if key in self.active:
+            self._clear_with_notice(key, now, cause)
 
     def link_changed(self) -> None:
         """A link down/up clears every monitor event, local and remote, and every flag
@@ -164,7 +169,7 @@ class LinkMonitoring:
         they are its to clear."""
         for event in self.active:
             if not (event.key.location is Location.LOCAL and event.key.is_flag):
-                self._clear(event.key)
+                self._clear(event.key, "link")
         for monitor in self.monitors.values():
             monitor.restart()
             monitor.cleared()
@@ -179,7 +184,7 @@ class LinkMonitoring:
             if (before.sf_threshold, before.sd) != (after.sf_threshold, after.sd):
                 key = EventKey(Location.LOCAL, kind)
                 if key in self.active:
-                    self._clear_with_notice(key, now)
+                    self._clear_with_notice(key, now, "reload")
             if not after.enabled or not settings.enabled:
                 monitor.restart()
 
@@ -218,16 +223,16 @@ class LinkMonitoring:
             flags = (Flag.DYING_GASP if action.dying_gasp else NO_FLAGS) | (
                 Flag.CRITICAL_EVENT if action.critical_event else NO_FLAGS
             )
-            affects = action.port_action is PortAction.OUT_OF_SERVICE
+            affects = action.port_action is not PortAction.LOG_ONLY
             self._raise_local(monitor, key, errors, now, Severity.FAILURE, s.sf_threshold, affects, flags)
             if s.event_notification:
                 self._notify(monitor, s.sf_threshold, errors, now, action.event_burst)
         elif verdict is Verdict.DEGRADED:
             self._raise_local(monitor, key, errors, now, Severity.DEGRADE, s.sd or 0, False, NO_FLAGS)
         elif verdict is Verdict.DEGRADE_ENDED:
-            self._clear(key)
+            self._clear(key, "window")
         else:  # recovered
-            self._clear(key)
+            self._clear(key, "window")
             if s.event_notification:
                 self._notify(monitor, s.sf_threshold, errors, now, 1)
 
@@ -241,9 +246,9 @@ class LinkMonitoring:
             running_total=monitor.error_total, event_total=monitor.event_total,
         )  # fmt: skip
 
-    def _clear_with_notice(self, key: EventKey, now: float) -> None:
+    def _clear_with_notice(self, key: EventKey, now: float, cause: str) -> None:
         """Clear as the clear command does: a local symbol failure tells the peer it is over."""
-        event = self._clear(key)
+        event = self._clear(key, cause)
         source = key.source
         if key.location is not Location.LOCAL or not isinstance(source, MonitorKind):
             return
@@ -273,7 +278,7 @@ class LinkMonitoring:
         flags: Flag = NO_FLAGS, **numbers: int,
     ) -> None:  # fmt: skip
         """A new event of `key`, replacing the active one of that key."""
-        self._clear(key)
+        self._clear(key, "replaced")
         wall = None if self.wall_clock_offset is None else now + self.wall_clock_offset
         slot, entry = self.log.add(
             location=key.location, event_type=event_type, severity=severity, time=now, wall_time=wall,
@@ -282,12 +287,12 @@ class LinkMonitoring:
         self.active.add(ActiveEvent(key, entry, flags))
         self.outputs.append(EventLogged(slot, entry))
 
-    def _clear(self, key: EventKey) -> ActiveEvent | None:
+    def _clear(self, key: EventKey, cause: str) -> ActiveEvent | None:
         event = self.active.remove(key)
         if event is not None:
             cleared = self.log.mark_cleared(event.entry)
             if cleared is not None:
-                self.outputs.append(EventLogged(*cleared))
+                self.outputs.append(EventLogged(*cleared, cause))
         return event
 
     def _raise_flag(self, key: EventKey, now: float, affects: bool, sets: Flag = NO_FLAGS) -> None:

@@ -22,6 +22,7 @@ import attrs
 
 from efmoam.core.linkmon.eventlog import EventLogEntry, Location
 from efmoam.core.linkmon.kinds import MonitorKind
+from efmoam.core.linkmon.settings import LinkMonitoringSettings, PortAction
 from pdu.enums import CRITICAL_FLAGS, Flag
 
 NO_FLAGS = Flag(0)
@@ -61,6 +62,17 @@ class EventKey:
         except (KeyError, ValueError, TypeError):
             raise ValueError(f"event key {view!r} names no location, monitor or flag") from None
         return cls(location, flag)
+
+
+def configured_action(settings: LinkMonitoringSettings, key: EventKey) -> PortAction:
+    """What an event of `key` does to the port (a local signal failure's local-sf-action,
+    the peer's flags and reports their peer action; our own flags never act)."""
+    source = key.source
+    if key.location is Location.LOCAL:
+        return settings.local_sf_action.port_action if isinstance(source, MonitorKind) else PortAction.LOG_ONLY
+    if isinstance(source, Flag):
+        return settings.peer_actions.for_flag(source)
+    return settings.peer_actions.event_notification
 
 
 @attrs.frozen
@@ -126,6 +138,11 @@ class ActiveEvents:
         return holders_of(self.entries())
 
 
+def holder_name(entry: EventLogEntry) -> str:
+    """How an event is named where it holds a port (``local errored_frame_event``)."""
+    return f"{entry.location.value} {entry.event_type.name.lower()}"
+
+
 def holders_of(entries: tuple[EventLogEntry, ...] | list[EventLogEntry]) -> tuple[str, ...]:
     """The names of the entries that hold a port out of service (``local errored_frame_event``)."""
-    return tuple(f"{entry.location.value} {entry.event_type.name.lower()}" for entry in entries if entry.port_affecting)
+    return tuple(holder_name(entry) for entry in entries if entry.port_affecting)

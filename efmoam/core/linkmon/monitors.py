@@ -12,9 +12,9 @@ errors matter (the reference's behaviour, with the link-monitoring reference's c
 * reaching sf-threshold fails the monitor (a failed monitor raises nothing new and
   reports no degrade until its failure is cleared);
 * reaching only sd-threshold degrades it, once: a degrade ends when a window ends below
-  sd-threshold;
-* a failed symbol monitor with an sd-threshold recovers by itself when a window ends
-  below it; frame monitors never do.
+  sd-clear (sd-threshold when none is set), so errors between the two keep it degraded;
+* a failed symbol monitor recovers by itself when a window ends below sf-clear, or
+  without one below sd-threshold (without either it does not); frame monitors never do.
 
 Outside the windows: `cleared` (the clear command, a link flap, new thresholds) returns
 the monitor to OK, `restore` puts back a saved failure or degrade, and a counter the
@@ -49,17 +49,20 @@ class Verdict(enum.Enum):
     FAILED = "failed"  #: raise a signal failure
     DEGRADED = "degraded"  #: raise a signal degrade
     DEGRADE_ENDED = "degrade_ended"  #: the degrade is over
-    RECOVERED = "recovered"  #: the failure is over (symbol monitor with sd-threshold)
+    RECOVERED = "recovered"  #: the failure is over (symbol monitor with sf-clear or sd-threshold)
 
 
 @attrs.frozen
 class Window:
-    """A closed window as the guards read it."""
+    """A closed window as the guards read it, with the monitor's effective clear levels."""
 
     errors: int
     sf: int
     sd: int | None
-    recovers: bool  #: the monitor recovers from a failure by itself (symbols with sd-threshold)
+    #: fewer errors than this end a degrade (sd-clear, else sd-threshold; None: any window)
+    sd_clear: int | None
+    #: fewer errors than this end a failure (symbols only: sf-clear, else sd-threshold; None: never)
+    sf_clear: int | None
 
 
 Guard = Callable[[Window], bool]
@@ -73,12 +76,12 @@ def reaches_sd(w: Window) -> bool:
     return w.sd is not None and w.errors >= w.sd
 
 
-def below_sd(w: Window) -> bool:
-    return not reaches_sd(w)
+def below_sd_clear(w: Window) -> bool:
+    return w.sd_clear is None or w.errors < w.sd_clear
 
 
-def recovers_below_sd(w: Window) -> bool:
-    return w.recovers and w.sd is not None and w.errors < w.sd
+def below_sf_clear(w: Window) -> bool:
+    return w.sf_clear is not None and w.errors < w.sf_clear
 
 
 M, V = MonitorState, Verdict
@@ -88,8 +91,8 @@ TRANSITIONS: tuple[tuple[MonitorState, Guard, MonitorState, Verdict], ...] = (
     (M.OK, reaches_sf, M.FAILED, V.FAILED),
     (M.OK, reaches_sd, M.DEGRADED, V.DEGRADED),
     (M.DEGRADED, reaches_sf, M.FAILED, V.FAILED),  # the failure replaces the degrade
-    (M.DEGRADED, below_sd, M.OK, V.DEGRADE_ENDED),
-    (M.FAILED, recovers_below_sd, M.OK, V.RECOVERED),
+    (M.DEGRADED, below_sd_clear, M.OK, V.DEGRADE_ENDED),
+    (M.FAILED, below_sf_clear, M.OK, V.RECOVERED),
 )
 _ROWS: dict[MonitorState, list[tuple[Guard, MonitorState, Verdict]]] = {state: [] for state in MonitorState}
 for _state, _guard, _next, _verdict in TRANSITIONS:
@@ -139,14 +142,17 @@ class Monitor:
         self.wire_window = wire
         #: the lowest threshold an event needs: below it a window is simply clean
         self.lowest_threshold = settings.sd or settings.sf_threshold
-        self._recovers = self.kind is MonitorKind.ERRORED_SYMBOL_PERIOD
+        self._sd_clear = settings.sd_clear or settings.sd
+        recovers = self.kind is MonitorKind.ERRORED_SYMBOL_PERIOD
+        self._sf_clear = (settings.sf_clear or settings.sd) if recovers else None
         self._span = self.window_seconds - 1e-9  # a sample this late after the start closes the window
 
     # -- the state machine -------------------------------------------------------------
 
     def judge(self, errors: int) -> Verdict | None:
         """A window closed with `errors`: move along `TRANSITIONS`; returns the verdict."""
-        window = Window(errors, self.settings.sf_threshold, self.settings.sd, self._recovers)
+        settings = self.settings
+        window = Window(errors, settings.sf_threshold, settings.sd, self._sd_clear, self._sf_clear)
         for guard, state, verdict in _ROWS[self.state]:
             if guard(window):
                 self.state = state

@@ -177,7 +177,7 @@ def _read_v1(
             active.append(ActiveEvent(key, entry, flags))
         elif isinstance(source, Flag):  # its slot was taken by the other location's: rebuild it
             action = monitoring.settings.peer_actions.for_flag(source)
-            affects = key.location is Location.REMOTE and action is PortAction.OUT_OF_SERVICE
+            affects = key.location is Location.REMOTE and action is not PortAction.LOG_ONLY
             _, rebuilt = log.add(
                 location=key.location, event_type=FLAG_EVENT_TYPES[source], severity=Severity.FAILURE, time=now,
                 port_affecting=affects, running_total=1, event_total=1,

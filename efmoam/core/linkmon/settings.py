@@ -1,7 +1,8 @@
 """Link monitoring configuration (the reference's knobs; defaults from Nokia SR OS/RFC 4878).
 
 Link monitoring and every monitor are off by default.  A monitor once enabled uses its
-standard window and an sf-threshold of 1; sd-threshold is off.  A signal failure takes
+standard window and an sf-threshold of 1; sd-threshold is off, and so are the clear
+thresholds (sd-clear, sf-clear: hysteresis, as Nokia's 7705 SAR has).  A signal failure takes
 the port out of service and sends one Event Notification; the peer's flags take the
 port out of service, the peer's Event Notifications are only logged.
 """
@@ -18,10 +19,13 @@ from pdu.enums import Flag
 
 
 class PortAction(enum.Enum):
-    """What an event does to the port."""
+    """What an event does to the port.  The config also takes the policy's names: ``block``
+    for out-of-service, ``log`` for log-only."""
 
-    OUT_OF_SERVICE = "out-of-service"
+    OUT_OF_SERVICE = "out-of-service"  #: with the port's action backend while the event lasts (block)
     LOG_ONLY = "log-only"
+    ERROR_DISABLE = "error-disable"  #: out of service with the backend, latched after the event ends
+    DOWN = "down"  #: administratively down, latched
 
 
 @attrs.frozen
@@ -33,6 +37,11 @@ class MonitorSettings:
     sf_threshold: int = 1
     sd_threshold: int | None = None  #: None (or 0): no signal degrade
     window: float | None = None  #: None: the monitor's default
+    #: a degrade ends when a window ends with fewer errors than this (None: sd-threshold)
+    sd_clear: int | None = None
+    #: a failed symbol monitor recovers when a window ends with fewer errors than this
+    #: (None: sd-threshold, and without one it never recovers by itself)
+    sf_clear: int | None = None
 
     @property
     def sd(self) -> int | None:
@@ -48,6 +57,24 @@ class MonitorSettings:
             raise ValueError(f"{kind.value} sf-threshold must be at least 1")
         if self.sd is not None and not 0 < self.sd < self.sf_threshold:
             raise ValueError(f"{kind.value} sd-threshold {self.sd} must be lower than sf-threshold {self.sf_threshold}")
+        self._check_clear(kind)
+
+    def _check_clear(self, kind: MonitorKind) -> None:
+        if self.sd_clear is not None:
+            if self.sd is None:
+                raise ValueError(f"{kind.value} sd-clear needs an sd-threshold")
+            if not 1 <= self.sd_clear <= self.sd:
+                raise ValueError(f"{kind.value} sd-clear {self.sd_clear} must be between 1 and sd-threshold {self.sd}")
+        if self.sf_clear is not None:
+            if kind is not MonitorKind.ERRORED_SYMBOL_PERIOD:
+                raise ValueError(
+                    f"{kind.value} sf-clear is only used by errored-symbol-period (a frame monitor's failure"
+                    " lasts until it is cleared): remove it, or set it to null"
+                )
+            if not 1 <= self.sf_clear <= self.sf_threshold:
+                raise ValueError(
+                    f"{kind.value} sf-clear {self.sf_clear} must be between 1 and sf-threshold {self.sf_threshold}"
+                )
 
 
 @attrs.frozen

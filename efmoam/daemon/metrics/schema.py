@@ -22,10 +22,10 @@ import attrs
 
 from efmoam.core.linkmon.counters import COUNTERS
 from efmoam.core.linkmon.eventlog import EventLogEntry
-from efmoam.core.linkmon.events import holders_of
 from efmoam.core.linkmon.kinds import FACTS, MonitorKind
 from efmoam.core.linkmon.monitors import MonitorState
 from efmoam.core.outputs import DropReason, PeerInfo, PeerQuirk
+from efmoam.core.policy.settings import EventName
 from efmoam.core.stats import RFC4878_NAMES, OamStatistics
 from efmoam.daemon.metrics.telemetry import EVENT_CLASSES, NO_EVENTS, RuntimeLike, Telemetry
 from efmoam.views.data import OPER_STATUS_NAMES
@@ -210,19 +210,19 @@ OUT_OF_SERVICE = Family(
     ("reason",),
 )
 _EVENT_LABELS = tuple((location.value, severity.value) for location, severity in EVENT_CLASSES)
-#: whether the port is out of service, its active events, the events it raised per `EVENT_CLASSES`
-EventValues = tuple[bool, tuple[EventLogEntry, ...], tuple[int, ...]]
+#: what holds the port out of service, its active events, the events it raised per `EVENT_CLASSES`
+EventValues = tuple[tuple[str, ...], tuple[EventLogEntry, ...], tuple[int, ...]]
 
 
 def _read_events(runtime: RuntimeLike, telemetry: Telemetry, _offset: float) -> EventValues:
     port = runtime.port
     active = port.link_monitoring.active
     entries = active.entries() if len(active) else ()
-    return port.out_of_service, entries, telemetry.events_raised.get(runtime.name, NO_EVENTS)
+    return port.service.reasons, entries, telemetry.events_raised.get(runtime.name, NO_EVENTS)
 
 
 def _event_samples(values: EventValues) -> Iterator[Sample]:
-    out_of_service, entries, raised = values
+    reasons, entries, raised = values
     counts = [0] * len(EVENT_CLASSES)
     for entry in entries:
         counts[EVENT_CLASSES.index((entry.location, entry.severity))] += 1
@@ -230,14 +230,56 @@ def _event_samples(values: EventValues) -> Iterator[Sample]:
         yield ACTIVE_EVENTS, labels, count
     for labels, total in zip(_EVENT_LABELS, raised, strict=True):
         yield EVENTS_RAISED, labels, total
-    if not out_of_service:
+    if not reasons:
         yield OUT_OF_SERVICE, ("",), 0
     else:
-        for reason in holders_of(entries) or ("unknown",):
+        for reason in reasons:
             yield OUT_OF_SERVICE, (reason,), 1
 
 
 EVENTS = Group((ACTIVE_EVENTS, EVENTS_RAISED, OUT_OF_SERVICE), _read_events, _event_samples)
+
+# -- the action policy ---------------------------------------------------------------------
+
+POLICY_EVENT_ACTIVE = Family(
+    "efmoam_session_event_active", "gauge",
+    "1 while the session event is active (track: any tracked condition), else 0", ("event",),
+)  # fmt: skip
+POLICY_EVENTS_RAISED = Family(
+    "efmoam_session_events_total", "counter",
+    "Session events raised since the daemon started (session_up: discoveries completed)", ("event",),
+)  # fmt: skip
+PORT_LATCHED = Family(
+    "efmoam_port_latched", "gauge",
+    "Latches holding the port (error-disable, down) until cleared or recovered; held_down=true: by hand only",
+    ("held_down",),
+)  # fmt: skip
+_POLICY_LABELS = (*(name.value for name in EventName), "track")
+#: active session events (names), counts raised per `_POLICY_LABELS`, latches (all, held down)
+PolicyValues = tuple[frozenset[str], tuple[int, ...], tuple[int, int]]
+
+
+def _read_policy(runtime: RuntimeLike, telemetry: Telemetry, _offset: float) -> PolicyValues:
+    view = runtime.port.policy_view()
+    active = frozenset("track" if e["name"].startswith("track:") else e["name"] for e in view["events"])
+    counts = telemetry.policy_events.get(runtime.name, {})
+    latches: list[dict[str, Any]] = view["latches"]
+    held = sum(1 for latch in latches if latch["held_down"])
+    return active, tuple(counts.get(label, 0) for label in _POLICY_LABELS), (len(latches) - held, held)
+
+
+def _policy_samples(values: PolicyValues) -> Iterator[Sample]:
+    active, raised, (latched, held) = values
+    for label in _POLICY_LABELS:
+        if label != EventName.SESSION_UP.value:
+            yield POLICY_EVENT_ACTIVE, (label,), int(label in active)
+    for label, count in zip(_POLICY_LABELS, raised, strict=True):
+        yield POLICY_EVENTS_RAISED, (label,), count
+    yield PORT_LATCHED, ("false",), latched
+    yield PORT_LATCHED, ("true",), held
+
+
+POLICY = Group((POLICY_EVENT_ACTIVE, POLICY_EVENTS_RAISED, PORT_LATCHED), _read_policy, _policy_samples)
 
 # -- the daemon's inputs ------------------------------------------------------------------
 
@@ -292,7 +334,7 @@ QUIRKS = Group(
 )
 
 #: every group, in the order their families are exposed
-GROUPS = (DISCOVERY, PEER, PORT_VALUES, MONITORS, EVENTS, COUNTER_SOURCE, DROPS, QUIRKS)
+GROUPS = (DISCOVERY, PEER, PORT_VALUES, MONITORS, EVENTS, POLICY, COUNTER_SOURCE, DROPS, QUIRKS)
 #: every family, in exposition order
 FAMILIES = tuple(family for group in GROUPS for family in group.families)
 assert len(set(FAMILIES)) == len(FAMILIES), "a family in two groups"

@@ -30,6 +30,8 @@ class Telemetry:
         self.last_peer_frame: dict[str, float] = {}  #: port -> monotonic time of the last OAMPDU from its peer
         self.counters_present: dict[str, tuple[bool, ...]] = {}  #: port -> per `COUNTERS`: in the last read
         self.events_raised: dict[str, tuple[int, ...]] = {}  #: port -> events raised per `EVENT_CLASSES`
+        #: port -> session events raised, by event name (tracked conditions counted as ``track``)
+        self.policy_events: dict[str, dict[str, int]] = {}
 
     def received(self, name: str, port: OamPort, frame: bytes, now: float) -> None:
         """A frame `port` accepted: note the time when it came from the port's peer."""
@@ -48,7 +50,14 @@ class Telemetry:
             counts[EVENT_CLASSES.index((entry.location, entry.severity))] += 1
             self.events_raised[name] = tuple(counts)
 
+    def policy_event(self, name: str, event: str) -> None:
+        """A session event of port `name` started (or a moment happened)."""
+        counts = self.policy_events.setdefault(name, {})
+        key = "track" if event.startswith("track:") else event
+        counts[key] = counts.get(key, 0) + 1
+
     def forget(self, name: str) -> None:
+        self.policy_events.pop(name, None)
         self.last_peer_frame.pop(name, None)
         self.counters_present.pop(name, None)
         self.events_raised.pop(name, None)

@@ -1,0 +1,1 @@
+"""The operator's action policy: session events, their actions, latches and recovery."""
