@@ -7,8 +7,9 @@ passage of time (`handle_timer`).  Outputs are data drained with `take_outputs`;
 caller sleeps until `next_deadline`.  Nothing here reads a clock, sends, sleeps or logs.
 
 Every input does its own work and then runs one epilogue, `_settle`, which in this
-order: passes on what link monitoring recorded, reports the service state if the active
-events changed it, turns link monitoring's intents into Event Notifications, brings
+order: hands the action policy what it reads (when that changed, or its deadline came),
+passes on what link monitoring and the policy recorded, reports the service state the
+policy derives if it changed, turns link monitoring's intents into Event Notifications, brings
 the Information OAMPDU up to date, and sends what is due.  So an event's record comes
 out before the port action and the frames it causes, and no input has to remember a
 call order.  Inputs that provably change nothing the epilogue reads go straight to its
@@ -18,7 +19,8 @@ transmitter waits for; a counter sample that changed no event needs no epilogue 
 
 Where the rules live: Discovery in `discovery` (a table), remote loopback in `loopback`
 (a table), transmission and pacing in `transmit` and `pacing`, what we know of the peer
-in `peer`, Clause 30 attributes in `variables`, link monitoring in `linkmon`,
+in `peer`, Clause 30 attributes in `variables`, link monitoring in `linkmon`, what
+events do to the port (session events, latches, recovery) in `policy`,
 statistics in `stats`.  This module wires them together and filters what it receives:
 
 * Receive counters (RFC 4878) count OAMPDUs accepted from the peer; frames filtered by
@@ -564,7 +566,7 @@ class OamPort:
             return
         sending = local_pdu(self.state, self._link_ok, self.settings.unidirectional)
         facts = Facts(
-            enabled=bool(inputs[0]), link_ok=self._link_ok, state=self.state,
+            enabled=self.settings.enabled and not self._half_duplex, link_ok=self._link_ok, state=self.state,
             transmitting=sending is LocalPdu.INFO or sending is LocalPdu.ANY, peer_tlv=peer.local_tlv,
             verdict=peer.verdict, echo=peer.remote_tlv, local_tlv=self.local_tlv, loopback=self._loopback.status,
             looped_until=looped, session_end_cause=self._session_end_cause, tracked=self._tracked,

@@ -8,8 +8,9 @@ from typing import Any
 import attrs
 import pytest
 
-from efmoam.core import DiscoveryState, PortSettings
+from efmoam.core import DiscoveryState, OamPort, PortSettings
 from efmoam.core.linkmon import Location
+from efmoam.core.linkmon.settings import PortAction
 from efmoam.core.outputs import EventLogged, LoopbackStatus, PolicyEvent, PortServiceChanged
 from efmoam.core.policy.settings import Action, EventActions, PolicySettings, Recovery, Track, TrackKind
 from efmoam.core.settings import PeerPolicy
@@ -232,7 +233,7 @@ def test_automatic_recovery_and_hold_down() -> None:
 
 def test_a_frame_monitor_failure_recovers_by_itself_when_asked() -> None:
     lm = link_monitoring(errored_frame=monitor())
-    lm = attrs.evolve(lm, local_sf_action=attrs.evolve(lm.local_sf_action, port_action=_port_action("error-disable")))
+    lm = attrs.evolve(lm, local_sf_action=attrs.evolve(lm.local_sf_action, port_action=PortAction("error-disable")))
     settings = with_policy(port_settings(lm), recovery=Recovery(auto_after=30.0, hold_down=60.0))
     pair = discovered(settings)
     feed = Feed(pair)
@@ -250,12 +251,6 @@ def test_a_frame_monitor_failure_recovers_by_itself_when_asked() -> None:
     assert cleared[-1].cause == "recovery"  # type: ignore[union-attr]
     feed.sample(3)  # fails again within the hold-down: stays out until cleared
     assert pair.a.out_of_service and pair.a.policy_view()["latches"][0]["held_down"]
-
-
-def _port_action(name: str) -> Any:
-    from efmoam.core.linkmon.settings import PortAction
-
-    return PortAction(name)
 
 
 # -- wiring conflict -------------------------------------------------------------------
@@ -344,7 +339,7 @@ def test_the_operators_critical_event_and_a_tracked_one_are_independent() -> Non
 
 def test_a_peer_flag_with_error_disable_latches_after_the_flag_clears() -> None:
     lm = link_monitoring()
-    lm = attrs.evolve(lm, peer_actions=attrs.evolve(lm.peer_actions, critical_event=_port_action("error-disable")))
+    lm = attrs.evolve(lm, peer_actions=attrs.evolve(lm.peer_actions, critical_event=PortAction("error-disable")))
     pair = discovered(port_settings(lm))
     pair.call("b", "set_local_flags", Flag.CRITICAL_EVENT, True)
     pair.run_for(1.5)
@@ -363,7 +358,7 @@ def test_a_peer_flag_with_error_disable_latches_after_the_flag_clears() -> None:
 
 def test_a_peer_flag_with_down() -> None:
     lm = link_monitoring()
-    lm = attrs.evolve(lm, peer_actions=attrs.evolve(lm.peer_actions, dying_gasp=_port_action("down")))
+    lm = attrs.evolve(lm, peer_actions=attrs.evolve(lm.peer_actions, dying_gasp=PortAction("down")))
     pair = discovered(port_settings(lm))
     pair.call("b", "set_local_flags", Flag.DYING_GASP, True)
     pair.run_for(1.5)
@@ -402,8 +397,6 @@ def test_latches_survive_a_restart() -> None:
     pair.run_for(6)
     saved = pair.a.saved_state()
     assert saved["latches"][0]["name"] == "loop"
-    from efmoam.core import OamPort
-
     again = OamPort(pair.a.settings, A_MAC, now=pair.now)
     assert again.restore(saved, now=pair.now) == []
     assert again.out_of_service and again.take_outputs()[-1] == PortServiceChanged(True, ("loop (latched)",), False)
@@ -421,3 +414,36 @@ def test_dying_gasp_count(count: int) -> None:
     sent = [r.output for r in pair.records[before:] if r.port == "a" and type(r.output).__name__ == "Transmit"]
     gasps = [f for f in (decode(o.frame) for o in sent) if f.flags & Flag.DYING_GASP]  # type: ignore[union-attr]
     assert len(gasps) == count
+
+
+_LATCH = {"name": "loop", "action": "error-disable", "location": "local", "key": None, "held_down": False}
+
+
+@pytest.mark.parametrize(
+    "latches",
+    [
+        "loop",
+        5,
+        None,
+        [1],
+        [{"name": 5}],
+        [dict(_LATCH, name="x" * 500)],
+        [dict(_LATCH, location="mars")],
+        [dict(_LATCH, action="log")],
+        [dict(_LATCH, held_down="no")],
+        [dict(_LATCH, key={"location": "local"})],
+        [dict(_LATCH, key={"location": "local", "monitor": "no-such-monitor"})],
+        [dict(_LATCH, name=f"loop{n}") for n in range(65)],
+        [[[[[]]]]],
+    ],
+)
+def test_hostile_saved_latches_are_refused_and_the_rest_restored(latches: object) -> None:
+    pair = discovered()
+    pair.call("b", "set_local_flags", Flag.LINK_FAULT, True)
+    pair.run_for(1.5)
+    saved = dict(pair.a.saved_state(), latches=latches)
+    fresh = OamPort(pair.a.settings, A_MAC, now=pair.now)
+    problems = fresh.restore(saved, now=pair.now)
+    assert [p for p in problems if p.startswith("latches not restored")], problems
+    assert fresh.policy_view()["latches"] == []
+    assert fresh.link_monitoring.active_events(), "the link monitoring state is restored all the same"

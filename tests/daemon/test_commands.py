@@ -3,29 +3,23 @@ every wait has a deadline."""
 
 from __future__ import annotations
 
-import io
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from efmoam.daemon.commands import Commands
-from efmoam.daemon.journal import Journal
-from efmoam.daemon.loop import Loop
+from tests.daemon.children import LoopHarness
 
 Outcome = tuple[int | None, str | None]
 
 
-class Runner:
-    """A `Commands` on the daemon's loop, driven the way the daemon drives it."""
+class Runner(LoopHarness):
+    """Commands started by name; their outcomes in `outcomes`."""
 
     def __init__(self, limit: int = 32) -> None:
-        self.log = io.StringIO()
-        self.loop = Loop(Journal(self.log), time.monotonic)
-        self.commands = Commands(self.loop, limit=limit)
+        super().__init__(limit)
         self.outcomes: dict[str, Outcome] = {}
 
     def start(self, name: str, *argv: str, timeout: float = 5.0, env: dict[str, str] | None = None) -> bool:
@@ -34,21 +28,8 @@ class Runner:
 
         return self.commands.start(argv, env=env, timeout=timeout, on_done=done)
 
-    def run_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-        """Run the loop until `predicate` holds; fail after `timeout` seconds."""
-        give_up = time.monotonic() + timeout
-        commands = self.commands
-
-        def wakeup(now: float) -> float:  # at least every 50 ms: the predicate may watch other processes
-            deadline = commands.next_deadline()
-            return min(now + 0.05, give_up) if deadline is None else min(deadline, now + 0.05, give_up)
-
-        self.loop.run(commands.service, wakeup, lambda: predicate() or time.monotonic() >= give_up, threading.Lock())
-        assert predicate(), f"timed out; outcomes so far: {self.outcomes}; log: {self.log.getvalue()}"
-
-    def close(self) -> None:
-        self.commands.close()
-        self.loop.selector.close()
+    def describe(self) -> str:
+        return f"outcomes so far: {self.outcomes}; {super().describe()}"
 
 
 @pytest.fixture

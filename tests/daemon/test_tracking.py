@@ -7,10 +7,7 @@ tracking a dummy interface and a file-existence command; the flag reaches the pe
 
 from __future__ import annotations
 
-import io
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -18,11 +15,10 @@ from typing import Any
 import pytest
 
 from efmoam.core.policy.settings import PolicySettings, Track, TrackKind
-from efmoam.daemon.commands import Commands
 from efmoam.daemon.journal import Journal
-from efmoam.daemon.loop import Loop
 from efmoam.daemon.tracking import Tracking
 from efmoam.linux.netlink import Link
+from tests.daemon.children import LoopHarness
 from tests.daemon.lab import Lab, run
 
 # -- without a namespace -----------------------------------------------------------------
@@ -70,43 +66,20 @@ def link(name: str, *, admin_up: bool = True, carrier: bool = True) -> Link:
     )  # fmt: skip
 
 
-class Bench:
-    """`Tracking` and `Commands` on the daemon's loop, driven the way the daemon drives them."""
+class Bench(LoopHarness):
+    """`Tracking` on the daemon's loop with its `Commands`, driven the way the daemon drives them."""
 
     def __init__(self, limit: int = 32, systemctl: tuple[str, ...] | None = None) -> None:
-        self.log = io.StringIO()
-        self.loop = Loop(Journal(self.log), time.monotonic)
-        self.commands = Commands(self.loop, limit=limit)
+        super().__init__(limit)
         extra = {} if systemctl is None else {"systemctl": systemctl}
         self.tracking = Tracking(self.commands, Journal(self.log), **extra)
 
-    def now(self) -> float:
-        return time.monotonic()
-
     def due(self, now: float) -> None:
-        self.commands.service(now)
+        super().due(now)
         self.tracking.service(now)
 
-    def run_until(self, predicate: Callable[[], object], timeout: float = 5.0) -> None:
-        give_up = time.monotonic() + timeout
-
-        def wakeup(now: float) -> float:
-            times = [d for d in (self.commands.next_deadline(), self.tracking.next_deadline()) if d is not None]
-            return min([*times, now + 0.05, give_up])
-
-        self.loop.run(self.due, wakeup, lambda: bool(predicate()) or time.monotonic() >= give_up, threading.Lock())
-        assert predicate(), f"timed out; log:\n{self.log.getvalue()}"
-
-    def run_for(self, seconds: float) -> None:
-        until = time.monotonic() + seconds
-        self.run_until(lambda: time.monotonic() >= until, seconds + 1.0)
-
-    def lines(self, text: str) -> list[str]:
-        return [line for line in self.log.getvalue().splitlines() if text in line]
-
-    def close(self) -> None:
-        self.commands.close()
-        self.loop.selector.close()
+    def deadlines(self) -> list[float | None]:
+        return [*super().deadlines(), self.tracking.next_deadline()]
 
 
 @pytest.fixture

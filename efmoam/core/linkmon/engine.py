@@ -22,8 +22,9 @@ Behaviour (the link-monitoring reference's, with the choices it leaves open writ
 Outputs are data, never calls: `outputs` holds `EventLogged` and `MonitorUnavailable`
 records and `intents` the Event Notifications to send (`NotifyPeer`).  The port drains
 both after every input, the records first, so that the event comes out before the
-frames it causes.  Whether the port is out of service, and the Information flags, are
-derived from `active` (`events.ActiveEvents`), never kept here.
+frames it causes.  The Information flags are derived from `active`
+(`events.ActiveEvents`), never kept here; whether the port is out of service is the
+action policy's to derive from it (`efmoam.core.policy`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ imply is derived here and nowhere else, recomputed whenever the set changes:
 
 * the Information flags they set (a local failure's info-notification flags, the
   flags our own client set);
-* whether the port is out of service, and which events hold it there.
+* which events hold the port out of service (`holders`).  Whether the port *is* out of
+  service is the action policy's to derive (`efmoam.core.policy.engine.Policy.service`):
+  an event that latches holds the port after it ended.
 """
 
 from __future__ import annotations
@@ -90,7 +92,6 @@ class ActiveEvents:
     def __init__(self) -> None:
         self._events: dict[EventKey, ActiveEvent] = {}
         self.info_flags = NO_FLAGS  #: the Information flags the active events set
-        self.out_of_service = False  #: whether an active event holds the port out of service
         self.version = 0  #: grows with every change of the set
 
     def add(self, event: ActiveEvent) -> ActiveEvent | None:
@@ -110,12 +111,9 @@ class ActiveEvents:
     def _derive(self) -> None:
         self.version += 1
         flags = 0  # ints: IntFlag arithmetic is slow
-        out = False
         for event in self._events.values():
             flags |= event.flags
-            out = out or event.entry.port_affecting
         self.info_flags = Flag(flags)
-        self.out_of_service = out
 
     def get(self, key: EventKey) -> ActiveEvent | None:
         return self._events.get(key)
