@@ -10,6 +10,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import click
 
@@ -176,18 +177,34 @@ def show() -> None:
     """Show what the daemon knows."""
 
 
+show_format_option = click.option(
+    "-f", "--format", "fmt", type=click.Choice(["plain", "json", "yang"]), default="plain", show_default=True,
+    help="plain text for people, json for programs (the same data), yang: the IEEE 802.3.2 YANG model's "
+    "data (ietf-interfaces with link-oam) in RFC 7951 JSON.",
+)  # fmt: skip
+
+
 @show.command("port")
 @click.argument("port", required=False)
 @click.argument("what", required=False, type=click.Choice(["event-log", "statistics"]))
-@format_option
+@show_format_option
 @socket_option
 def show_port(port: str | None, what: str | None, fmt: str, socket_path: str) -> None:
-    """One line per port, or everything about PORT (its event-log or statistics only)."""
+    """One line per port, or everything about PORT (its event-log or statistics only).
+
+    -f yang prints every port (or PORT) as ieee802-ethernet-link-oam data, revision
+    2025-09-10: configuration, local and remote state, statistics and the event log.
+    """
     import json  # noqa: PLC0415
 
     from efmoam.views import text as render  # noqa: PLC0415 - standard library only
 
-    if port is None:
+    if fmt == "yang":
+        if what is not None:
+            raise click.UsageError(f"-f yang shows whole ports: the model's {what} is in link-oam/{what} of the output")
+        result: object = _yang(socket_path, port)
+        text = ""
+    elif port is None:
         result = _ask(socket_path, "show_ports", {}, fmt)
         assert isinstance(result, dict)
         text = render.render_summary(result["ports"])
@@ -203,7 +220,30 @@ def show_port(port: str | None, what: str | None, fmt: str, socket_path: str) ->
         else:
             text = render.render_port(result)
     with exit_quietly_on_broken_pipe():
-        click.echo(json.dumps(result, indent=2) if fmt == "json" else text, nl=fmt == "json")
+        click.echo(text if fmt == "plain" else json.dumps(result, indent=2), nl=fmt != "plain")
+
+
+def _yang(socket_path: str, port: str | None) -> dict[str, Any]:
+    """The YANG data of PORT, or of every port (a port that goes away meanwhile is left out)."""
+    import time  # noqa: PLC0415
+
+    from efmoam.daemon.control import ControlError, request  # noqa: PLC0415 - stdlib only
+    from efmoam.views import yang  # noqa: PLC0415 - standard library only
+
+    views: list[Any] = []
+    if port is not None:
+        views.append(_ask(socket_path, "show_port", {"port": port}))
+    else:
+        summary = _ask(socket_path, "show_ports", {})
+        assert isinstance(summary, dict)
+        for name in (p["name"] for p in summary["ports"]):
+            try:
+                views.append(request(socket_path, "show_port", {"port": name}))
+            except ControlError as exc:
+                if exc.code != "unknown_port":  # removed by a reload since the list: not an error
+                    click.echo(f"efmoam: {exc.message}", err=True)
+                    sys.exit(1)
+    return yang.interfaces(views, now=time.time())
 
 
 @main.group()
@@ -298,6 +338,23 @@ def loopback(port: str, action: str, socket_path: str) -> None:
     """Start or stop OAM remote loopback of the peer on PORT (Active mode, SEND_ANY)."""
     result = _ask(socket_path, "loopback", {"port": port, "enable": action == "start"})
     click.echo(f"{port}: loopback {result['loopback'] if isinstance(result, dict) else result}")
+
+
+@main.command()
+@click.argument("port")
+@click.argument("state", type=click.Choice(["enabled", "disabled", "config"]))
+@socket_option
+def admin(port: str, state: str, socket_path: str) -> None:
+    """Set OAM on PORT administratively enabled or disabled (dot3OamAdminState), over the
+    configuration's ``enabled``; ``config`` goes back to the configuration.
+
+    The setting holds across reloads, not across restarts (put it in the configuration
+    to keep it).  SNMP writes of dot3OamAdminState do the same.
+    """
+    result = _ask(socket_path, "admin_state", {"port": port, "state": state})
+    assert isinstance(result, dict)
+    source = "set here" if result["override"] else "as configured"
+    click.echo(f"{port}: OAM administratively {result['admin_state']} ({source})")
 
 
 @main.command()

@@ -46,6 +46,7 @@ from efmoam.config.model import (
     PortProfile,
     PortRule,
     SettingError,
+    SnmpConfig,
 )
 from efmoam.core.linkmon.kinds import MONITORS, MonitorFacts, WindowUnit
 from efmoam.core.linkmon.settings import (
@@ -566,6 +567,14 @@ DAEMON = Section(
                 ),
             },
         ),
+        "snmp": Section(
+            nullable=True,
+            fields={
+                "enabled": Scalar(_bool),
+                "agentx_socket": Scalar(_string, _core(SnmpConfig, "agentx_socket")),
+                "writes": Scalar(_bool),
+            },
+        ),
     },
 )
 
@@ -908,9 +917,9 @@ class _Loader:
         return Config(daemon_config, built)
 
     def daemon_config(self, tree: _Tree, where: Node) -> DaemonConfig | None:
-        """The daemon's settings, with its nested sections (metrics, event_stream) built."""
+        """The daemon's settings, with its nested sections (metrics, event_stream, snmp) built."""
         nested: dict[str, Any] = {}
-        for key, cls in (("metrics", MetricsConfig), ("event_stream", EventStreamConfig)):
+        for key, cls in (("metrics", MetricsConfig), ("event_stream", EventStreamConfig), ("snmp", SnmpConfig)):
             sub = _sub(tree, key)
             if any(_broken(sub, name) for name in sub):
                 return None

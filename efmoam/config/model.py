@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import fnmatch
 import os
+import socket
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -111,6 +112,44 @@ class EventStreamConfig:
             raise SettingError("path", "only used when sink is file: remove it, or set it to null")
 
 
+def agentx_address(text: str) -> tuple[int, Any]:
+    """An AgentX master address as net-snmp's agentXSocket writes it: ``/path`` or
+    ``unix:/path`` (a Unix socket), ``tcp:HOST:PORT`` or ``tcp:HOST`` (port 705; an IPv6
+    host in brackets).  Returns (address family, address); ValueError when it is neither."""
+    if text.startswith("unix:"):
+        text = text[len("unix:") :]
+    if text.startswith("/"):
+        return socket.AF_UNIX, text
+    if not text.startswith("tcp:"):
+        raise ValueError(f"{text!r} is not an AgentX address (/path, unix:/path or tcp:HOST:PORT)")
+    rest = text[len("tcp:") :]
+    host, port_text = rest, "705"
+    if rest.startswith("["):
+        host, _, after = rest[1:].partition("]")
+        port_text = after[1:] if after.startswith(":") else ("705" if not after else "")
+    elif ":" in rest:
+        host, _, port_text = rest.rpartition(":")
+    if not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise ValueError(f"{text!r} is not an AgentX address (tcp:HOST:PORT, a port from 1 to 65535)")
+    return (socket.AF_INET6 if ":" in host else socket.AF_INET), (host, int(port_text))
+
+
+def _agentx_socket(_inst: Any, attribute: Any, value: str) -> None:
+    agentx_address(value)
+
+
+@attrs.frozen
+class SnmpConfig:
+    """The AgentX subagent serving DOT3-OAM-MIB under the host's snmpd (``daemon.snmp``)."""
+
+    #: connect to the master and serve the MIB
+    enabled: bool = False
+    #: the master's AgentX socket (snmpd's agentXSocket)
+    agentx_socket: str = attrs.field(default="/var/agentx/master", validator=_agentx_socket)
+    #: allow SNMP sets of dot3OamAdminState and dot3OamLoopbackStatus
+    writes: bool = False
+
+
 # -- end of fleet visibility --------------------------------------------------------------
 
 
@@ -137,6 +176,8 @@ class DaemonConfig:
     metrics: MetricsConfig = MetricsConfig()
     #: the JSON event stream
     event_stream: EventStreamConfig = EventStreamConfig()
+    #: the SNMP subagent
+    snmp: SnmpConfig = SnmpConfig()
 
 
 def _event_runs_exec(settings: PortSettings) -> bool:

@@ -484,21 +484,35 @@ class OamPort:
         self._enqueue(OrgSpecificPdu(self.mac, 0, oui, value))
         self._settle(now)
 
+    def loopback_refusal(self, start: bool) -> str | None:
+        """Why `start_loopback` (`start`) or `stop_loopback` would be refused now (None: it would not)."""
+        if start:
+            try:
+                self._require_send_any_active("remote loopback")
+            except LocalProtocolError as exc:
+                return str(exc)
+            if not self._peer.advertises(OamConfig.REMOTE_LOOPBACK):
+                return "the peer does not advertise remote loopback"
+            if not self._loopback.allows(Input.START):
+                return f"loopback is {self.loopback.name.lower()}"
+        elif not self._loopback.allows(Input.STOP):
+            return f"no loopback of ours to stop ({self.loopback.name.lower()})"
+        return None
+
     def start_loopback(self, *, now: float) -> None:
         """Ask the peer to loop our frames back (57.2.11); confirmed by its Information."""
-        self._require_send_any_active("remote loopback")
-        if not self._peer.advertises(OamConfig.REMOTE_LOOPBACK):
-            raise LocalProtocolError("the peer does not advertise remote loopback")
-        if not self._loopback.allows(Input.START):
-            raise LocalProtocolError(f"loopback is {self.loopback.name.lower()}")
+        refusal = self.loopback_refusal(start=True)
+        if refusal is not None:
+            raise LocalProtocolError(refusal)
         self._loopback_input(Input.START, now)
         self._enqueue(LoopbackControl(self.mac, 0, LoopbackCommand.ENABLE))
         self._settle(now)
 
     def stop_loopback(self, *, now: float) -> None:
         """Ask the peer to stop looping our frames."""
-        if not self._loopback.allows(Input.STOP):
-            raise LocalProtocolError(f"no loopback of ours to stop ({self.loopback.name.lower()})")
+        refusal = self.loopback_refusal(start=False)
+        if refusal is not None:
+            raise LocalProtocolError(refusal)
         self._loopback_input(Input.STOP, now)
         self._enqueue(LoopbackControl(self.mac, 0, LoopbackCommand.DISABLE))
         self._settle(now)

@@ -101,7 +101,7 @@ ErrorCallback = Callable[[str, Exception], None]
 class _Client:
     def __init__(self, sock: socket.socket, now: float) -> None:
         self.sock = sock
-        self.peer = _peer_of(sock)
+        self.peer = peer_of(sock)
         self.inbox = bytearray()
         self.outbox = bytearray()
         self.active_at = now  #: the last complete request or reply bytes taken
@@ -373,7 +373,7 @@ def _error_line(request_id: Any, code: str, message: str) -> bytes:
         return _line({"id": None, "ok": False, "error": error})
 
 
-def _peer_of(sock: socket.socket) -> Peer | None:
+def peer_of(sock: socket.socket) -> Peer | None:
     """Who is at the other end of an accepted connection, as the kernel saw it at connect."""
     try:
         return Peer(*_UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)))

@@ -38,6 +38,7 @@ from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.policing import RxPolicer
 from efmoam.daemon.runtime import PortRuntime, Services
 from efmoam.daemon.sdnotify import notify
+from efmoam.daemon.snmp import SnmpAgent
 from efmoam.daemon.state import StateStore
 from efmoam.daemon.tracking import Tracking
 from efmoam.linux.actions import (
@@ -97,6 +98,7 @@ class Daemon:
             action_verify_interval=config.daemon.action_verify_interval, clock=clock, commands=self.commands,
         )  # fmt: skip
         self.tracking = Tracking(self.commands, self.journal)
+        self.snmp: SnmpAgent | None = None  #: the DOT3-OAM-MIB subagent (daemon.snmp)
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -122,6 +124,7 @@ class Daemon:
             self._next_poll if self.ports else None, None if earliest is None else earliest[0], self._settle_heap_at,
             self.services.state.next_deadline(), None if self._control is None else self._control.next_deadline(),
             self.commands.next_deadline(), self.tracking.next_deadline(),
+            None if self.snmp is None else self.snmp.next_deadline(),
         )  # fmt: skip
         return min((d for d in candidates if d is not None), default=None)
 
@@ -144,6 +147,8 @@ class Daemon:
         run("tracking", self.tracking.service, now)
         if self._control is not None:
             run("control", self._control.service, now)
+        if self.snmp is not None:
+            run("snmp", self.snmp.service, now)
         run("state", self.services.state.flush, now)
 
     def _watch(self, fileobj: Any, where: str, job: Callable[[float], object]) -> None:
@@ -168,12 +173,14 @@ class Daemon:
             self._consider(link, now)
         self._reconcile_tables()
         self._start_metrics()
+        self._start_snmp()
         notify("READY=1", f"STATUS={self._status()}")
         self.journal.log("notice", "started", ports=len(self.ports), control=self.config.daemon.control_socket)
 
     def _shutdown(self) -> None:
         notify("STOPPING=1")
         self._stop_metrics()
+        self._stop_snmp()
         now = self._clock()
         if self.config.daemon.dying_gasp_on_shutdown:
             # only where the port sends at all: elsewhere no Dying Gasp is sent, or logged
@@ -235,11 +242,26 @@ class Daemon:
             self._metrics.close()
             self._metrics = None
 
+    def _start_snmp(self) -> None:
+        settings = self.config.daemon.snmp
+        if settings.enabled:
+            operate = lambda op, args, peer, now: operations.handle(self, op, args, peer, now)  # noqa: E731
+            self.snmp = SnmpAgent(settings, self.loop, self.journal, self.ports.values, operate)
+            self.services.snmp = self.snmp
+
+    def _stop_snmp(self) -> None:
+        if self.snmp is not None:
+            self.snmp.close()
+            self.snmp = self.services.snmp = None
+
     def _reconfigure_fleet(self, old: Config) -> None:
         """After a reload: restart what the daemon section changed."""
         if self.config.daemon.metrics != old.daemon.metrics:
             self._stop_metrics()
             self._start_metrics()
+        if self.config.daemon.snmp != old.daemon.snmp:
+            self._stop_snmp()
+            self._start_snmp()
         if self.config.daemon.event_stream != old.daemon.event_stream:
             self.services.events.close()
             self.services.events = EventStream(self.config.daemon.event_stream, self._event_stream_error)
@@ -260,6 +282,7 @@ class Daemon:
                 "error": state.last_error, "set_aside": state.set_aside_problem,
             },
             "control": dict(self._control.stats) if self._control is not None else {},
+            "snmp": None if self.snmp is None else self.snmp.view(),
         }  # fmt: skip
 
     # -- ports -------------------------------------------------------------------------
@@ -297,6 +320,7 @@ class Daemon:
         self._restore(runtime, now)
         port.set_speed(mode.speed_mbps, now=now)
         self.ports[link.name] = runtime
+        self._rows_changed()
         self._settle_heap_at = now + heap.SETTLE_AFTER
         self._watch(sock, "frames", runtime.read_frames)
         self.journal.log(
@@ -326,6 +350,7 @@ class Daemon:
         if runtime is None:
             return
         self.tracking.forget(name)
+        self._rows_changed()
         self.loop.selector.unregister(runtime.sock)
         runtime.sock.close()
         now = self._clock()
@@ -391,6 +416,10 @@ class Daemon:
                     self.journal.log("notice", f"stale {what} removed", port=name)
                 except ActionError as exc:
                     self.journal.log("error", f"stale {what} not removed", port=name, error=exc)
+
+    def _rows_changed(self) -> None:
+        if self.snmp is not None:
+            self.snmp.mib.invalidate()
 
     def _out_of_service(self, name: str) -> bool:
         runtime = self.ports.get(name)
@@ -459,6 +488,7 @@ class Daemon:
             "tx_held": runtime.wire.held_total,
             "rx_errors": sock.receive_errors,
             "internal_errors": runtime.internal_errors,
+            "admin_override": {None: None, True: "enabled", False: "disabled"}[runtime.admin_override],
             "state_error": self.services.state.last_error,
         }
 
@@ -513,7 +543,7 @@ class Daemon:
             if runtime.want_out_of_service:
                 runtime.apply_action(now)
         runtime.profile = profile
-        runtime.port.reconfigure(profile.settings, now=now)
+        runtime.port.reconfigure(runtime.settings(), now=now)
         runtime.flush(now)
         self.tracking.follow(runtime, now)
 

@@ -101,6 +101,21 @@ def _loopback(daemon: Daemon, args: Args, now: float) -> Any:
     return {"loopback": "started" if enable else "stopping"}
 
 
+_ADMIN_STATES = {"enabled": True, "disabled": False, "config": None}
+
+
+def _admin_state(daemon: Daemon, args: Args, now: float) -> Any:
+    """OAM administratively enabled or disabled over the configuration (``config``: as configured)."""
+    runtime = _runtime(daemon, args)
+    state = args.get("state")
+    if not isinstance(state, str) or state not in _ADMIN_STATES:
+        raise ControlError("bad_request", "state is enabled, disabled or config")
+    runtime.admin_override = _ADMIN_STATES[state]
+    runtime.port.reconfigure(runtime.settings(), now=now)
+    runtime.flush(now)
+    return {"admin_state": "enabled" if runtime.port.settings.enabled else "disabled", "override": state != "config"}
+
+
 def _variables(daemon: Daemon, args: Args, now: float) -> Any:
     runtime = _runtime(daemon, args)
     leaves = args.get("leaves")
@@ -145,6 +160,7 @@ OPERATIONS: dict[str, Operation] = {
     "clear_events": _clear_events,
     "clear_statistics": _clear_statistics,
     "loopback": _loopback,
+    "admin_state": _admin_state,
     "variables": _variables,
     "variable_answer": _variable_answer,
     "reload": _reload,

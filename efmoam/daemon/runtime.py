@@ -58,6 +58,10 @@ from efmoam.linux.counters import BaseCounterSource
 from efmoam.linux.packet import OamSocket
 from pdu import Flag, VariableContainer
 
+if typing.TYPE_CHECKING:
+    from efmoam.core import PortSettings
+    from efmoam.daemon.snmp import SnmpAgent
+
 ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
 RX_BATCH = 64  #: frames read from one socket per wake-up
 PEER_LINES = 20  #: log lines a minute per port and kind caused by what the peer sends
@@ -80,6 +84,7 @@ class Services:
     #: the loop's hook: the port's deadline may have changed
     schedule: Callable[[PortRuntime], None]
     commands: Commands  #: child processes, run without blocking the loop
+    snmp: SnmpAgent | None = None  #: the SNMP subagent, when it is on
 
 
 @attrs.define(eq=False)
@@ -111,6 +116,18 @@ class PortRuntime:
     variable_requests: int = 0  #: Variable Requests sent through the control socket
     #: the last Variable Response: the number of the latest request when it came, its containers
     variable_answer: tuple[int, tuple[VariableContainer, ...]] | None = None
+    #: OAM administratively enabled (True) or disabled (False) over the configuration's
+    #: ``enabled`` (None: as configured), set by ``efmoam admin`` or an SNMP write; kept
+    #: across reloads, not across restarts
+    admin_override: bool | None = None
+
+    def settings(self) -> PortSettings:
+        """The port's settings: the profile's, with the admin-state override on top."""
+        settings = self.profile.settings
+        override = self.admin_override
+        if override is None or override == settings.enabled:
+            return settings
+        return attrs.evolve(settings, enabled=override)
 
     @property
     def rx_rate_limited(self) -> int:
@@ -290,6 +307,8 @@ def _on_event_logged(runtime: PortRuntime, output: EventLogged, now: float) -> b
     services = runtime.services
     services.events.event(runtime.name, output, _event_action(output), now, services.wall_clock_offset)
     services.telemetry.event_logged(runtime.name, output)  # metrics: events raised
+    if services.snmp is not None:  # DOT3-OAM-MIB: the event-log rows, the notification of a new entry
+        services.snmp.logged(runtime.ifindex, entry)
     return True
 
 
@@ -348,6 +367,8 @@ def _on_discovery(runtime: PortRuntime, output: DiscoveryChanged, now: float) ->
 
 def _on_peer(runtime: PortRuntime, output: PeerChanged, now: float) -> bool:
     runtime.limited(now, "peer", "info", "peer", mac=None if output.peer is None else output.peer.mac)
+    if runtime.services.snmp is not None:  # dot3OamPeerTable has a row while a peer is known
+        runtime.services.snmp.mib.invalidate()
     return False
 
 

@@ -106,6 +106,7 @@ def port_view(name: str, port: OamPort, extra: dict[str, Any] | None = None) -> 
         "admin_state": "enabled" if s.enabled else "disabled",
         "oper_status": OPER_STATUS_NAMES[port.oper_status],
         "discovery_state": port.state.value,
+        "link_up": port.link_up,
         "mode": s.mode.value,
         "max_pdu_size": s.max_pdu_size,
         "config_revision": port.local_tlv.revision,
