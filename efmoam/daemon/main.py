@@ -316,6 +316,7 @@ class Daemon:
             name=link.name, ifindex=link.ifindex, port=port, sock=sock, profile=profile, counters=counters,
             actions=make_backend(profile.action_backend.value, command=profile.action_command),
             policer=RxPolicer(daemon.rx_rate_limit, daemon.rx_others_rate_limit, now), services=self.services,
+            statistics_since=now + self.wall_clock_offset, admin_up=link.admin_up,
         )  # fmt: skip
         self._restore(runtime, now)
         port.set_speed(mode.speed_mbps, now=now)
@@ -384,6 +385,8 @@ class Daemon:
         if previous is not None and previous.name != link.name:
             self._remove_port(previous.name, f"renamed to {link.name}")
         runtime = self.ports.get(link.name)
+        if runtime is not None:
+            runtime.admin_up = link.admin_up
         if runtime is not None and link.mac is not None and link.mac.lower() != runtime.port.mac:
             # a new MAC is a new OAM station: the port starts again under it, its events kept
             self._remove_port(link.name, f"MAC address changed to {link.mac}")
@@ -489,6 +492,8 @@ class Daemon:
             "rx_errors": sock.receive_errors,
             "internal_errors": runtime.internal_errors,
             "admin_override": {None: None, True: "enabled", False: "disabled"}[runtime.admin_override],
+            "admin_up": runtime.admin_up,
+            "statistics_since": runtime.statistics_since,
             "state_error": self.services.state.last_error,
         }
 

@@ -78,12 +78,13 @@ def _clear_events(daemon: Daemon, args: Args, now: float) -> Any:
     return {"cleared": where or "both"}
 
 
-def _clear_statistics(daemon: Daemon, args: Args, _now: float) -> Any:
+def _clear_statistics(daemon: Daemon, args: Args, now: float) -> Any:
     runtime = _runtime(daemon, args)
     runtime.port.clear_statistics()
     runtime.policer.clear()
     runtime.sock.clear_statistics()
     runtime.internal_errors = 0
+    runtime.statistics_since = now + daemon.wall_clock_offset
     return {"cleared": "statistics"}
 
 

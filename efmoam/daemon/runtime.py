@@ -120,6 +120,9 @@ class PortRuntime:
     #: ``enabled`` (None: as configured), set by ``efmoam admin`` or an SNMP write; kept
     #: across reloads, not across restarts
     admin_override: bool | None = None
+    #: wall-clock seconds since the port's OAMPDU counters started from zero (added, or cleared)
+    statistics_since: float = 0.0
+    admin_up: bool = True  #: the interface is up (IFF_UP), as the link's last notification said
 
     def settings(self) -> PortSettings:
         """The port's settings: the profile's, with the admin-state override on top."""

@@ -88,6 +88,7 @@ class SnmpAgent:
         self.peer: Peer | None = None  #: the master's process, for the audit of its writes
         self._sock: socket.socket | None = None
         self._connecting = False
+        self._events = 0  #: what the selector waits for on the socket
         self._announced = False  #: this session's registration is logged
         self._session: Session | None = None
         self._output = bytearray()
@@ -124,7 +125,8 @@ class SnmpAgent:
             self._queue.popleft()
             self.stats["notifications_dropped"] += 1
         self._queue.append(self.mib.notification(ifindex, entry))
-        self._send_queued(self.clock())
+        if self._session is not None:
+            self._after(self.clock())
 
     def next_deadline(self) -> float | None:
         session = self._session
@@ -163,7 +165,8 @@ class SnmpAgent:
             return
         self._sock = sock
         self._connecting = code == errno.EINPROGRESS
-        self._selector.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE, ("snmp", self._on_ready))
+        self._events = selectors.EVENT_READ | selectors.EVENT_WRITE  # writable: connected
+        self._selector.register(sock, self._events, ("snmp", self._on_ready))
         self._session = Session(self.mib, DESCRIPTION, now)
         self._announced = False
         self.stats["sessions"] += 1
@@ -203,6 +206,8 @@ class SnmpAgent:
                 return
             budget -= len(data)
             session.receive(data, now)
+            if len(data) < 65536:
+                break  # drained: a second recv would only say EAGAIN (the selector wakes us for more)
         self._after(now)
 
     def _after(self, now: float) -> None:
@@ -210,8 +215,10 @@ class SnmpAgent:
         session = self._session
         if session is None:
             return
-        if session.state is State.READY:
-            self._send_queued(now)
+        if session.state is State.READY and not self._connecting:
+            while self._queue:
+                session.notify(self._queue.popleft(), now)
+                self.stats["notifications"] += 1
         self._output += session.outgoing()
         try:
             self._write()
@@ -228,19 +235,6 @@ class SnmpAgent:
             self._last_problem = None
             self._retry_delay = RETRY_MIN
 
-    def _send_queued(self, now: float) -> None:
-        session = self._session
-        if session is None or self._connecting or session.state is not State.READY:
-            return
-        while self._queue:
-            session.notify(self._queue.popleft(), now)
-            self.stats["notifications"] += 1
-        self._output += session.outgoing()
-        try:
-            self._write()
-        except OSError as exc:
-            self._failed(f"the master's socket failed: {exc.strerror or exc}", now)
-
     def _write(self) -> None:
         sock = self._sock
         if sock is None or self._connecting:
@@ -252,7 +246,8 @@ class SnmpAgent:
                 break
             del self._output[:sent]
         events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self._output else 0)
-        if self._selector.get_key(sock).events != events:
+        if events != self._events:
+            self._events = events
             self._selector.modify(sock, events, ("snmp", self._on_ready))
 
     def _failed(self, why: str, now: float) -> None:

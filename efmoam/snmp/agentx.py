@@ -14,6 +14,7 @@ An OID is a tuple of ints.  RFC 2741 5.1 compresses ``1.3.6.1.X...`` with a pref
 from __future__ import annotations
 
 import enum
+import functools
 import struct
 from collections.abc import Iterator, Sequence
 
@@ -107,6 +108,10 @@ class CloseReason(enum.IntEnum):
     BY_MANAGER = 6
 
 
+_NETWORK_BYTE_ORDER = int(Flag.NETWORK_BYTE_ORDER)  # plain ints on the per-PDU path: IntFlag ops are slow
+_NON_DEFAULT_CONTEXT = int(Flag.NON_DEFAULT_CONTEXT)
+
+
 class ParseError(ValueError):
     """Bytes that are not an AgentX PDU."""
 
@@ -194,7 +199,7 @@ def encode(
     pdu_type: PduType, payload: bytes, *, session_id: int, transaction_id: int = 0, packet_id: int, flags: int = 0
 ) -> bytes:
     header = struct.pack(
-        "!BBBxIIII", VERSION, pdu_type, flags | Flag.NETWORK_BYTE_ORDER, session_id, transaction_id, packet_id,
+        "!BBBxIIII", VERSION, pdu_type, flags | _NETWORK_BYTE_ORDER, session_id, transaction_id, packet_id,
         len(payload),
     )  # fmt: skip
     return header + payload
@@ -223,6 +228,11 @@ def varbinds_payload(varbinds: Sequence[VarBind]) -> bytes:
 # -- decoding -------------------------------------------------------------------------
 
 
+@functools.cache
+def _layout(order: str, fmt: str) -> struct.Struct:
+    return struct.Struct(order + fmt)
+
+
 class _Reader:
     """Reads one PDU's payload in the byte order its header gave."""
 
@@ -234,11 +244,11 @@ class _Reader:
         return len(self.data) - self.at
 
     def take(self, fmt: str) -> tuple[int, ...]:
-        size = struct.calcsize(self.order + fmt)
-        if self.left() < size:
+        layout = _layout(self.order, fmt)
+        if len(self.data) - self.at < layout.size:
             raise ParseError("a PDU shorter than its fields")
-        values = struct.unpack_from(self.order + fmt, self.data, self.at)
-        self.at += size
+        values = layout.unpack_from(self.data, self.at)
+        self.at += layout.size
         return values
 
     def oid(self) -> tuple[Oid, bool]:
@@ -297,9 +307,9 @@ class _Reader:
 
 def decode_payload(header: Header, payload: bytes) -> Pdu:
     """The PDU of `header` from its payload; ParseError for anything malformed."""
-    read = _Reader(payload, bool(header.flags & Flag.NETWORK_BYTE_ORDER))
+    read = _Reader(payload, bool(header.flags & _NETWORK_BYTE_ORDER))
     kind = header.type
-    if header.flags & Flag.NON_DEFAULT_CONTEXT and kind in _WITH_CONTEXT:
+    if header.flags & _NON_DEFAULT_CONTEXT and kind in _WITH_CONTEXT:
         read.octets()  # we register in the default context only; the master checks
     if kind == PduType.RESPONSE:
         sys_uptime, error, index = read.take("IHH")
@@ -338,7 +348,7 @@ class Decoder:
             version, kind, flags = buffer[0], buffer[1], buffer[2]
             if version != VERSION:
                 raise ParseError(f"AgentX version {version}")
-            order = "!" if flags & Flag.NETWORK_BYTE_ORDER else "<"
+            order = "!" if flags & _NETWORK_BYTE_ORDER else "<"
             session_id, transaction_id, packet_id, length = struct.unpack_from(order + "IIII", buffer, 4)
             if length > MAX_PAYLOAD or length % 4:
                 raise ParseError(f"a payload of {length} bytes")

@@ -57,7 +57,7 @@ class Normaliser:
             return {k: self.json(v, k) for k, v in value.items()}
         if isinstance(value, list):
             return [self.json(v, key) for v in value]
-        if key in ("time", "wall_time", "config_revision", "ifindex") and value is not None:
+        if key in ("time", "wall_time", "config_revision", "ifindex", "statistics_since") and value is not None:
             return f"<{key}>"
         if key in ("dot3OamInformationTx", "dot3OamInformationRx", "accepted", "saves"):
             return "<n>"  # keep-alives, control connections and coalesced state writes: timing
@@ -311,6 +311,8 @@ PORT = {
     "rx_errors": INT,
     "internal_errors": INT,
     "admin_override": OPT_STR,
+    "admin_up": BOOL,
+    "statistics_since": FLOAT,
     "state_error": OPT_STR,
 }
 SUMMARY = {

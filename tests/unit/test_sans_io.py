@@ -1,6 +1,7 @@
-"""The wire format (`pdu`) and the engine (`efmoam.core`) do no I/O: checked, not only stated.
+"""The wire format (`pdu`), the engine (`efmoam.core`) and the AgentX side (`efmoam.snmp`)
+do no I/O: checked, not only stated.
 
-Every module of both packages, and every efmoam module they import, is read as source:
+Every module of these packages, and every efmoam module they import, is read as source:
 none may import a module that reaches the clock, the network, processes, threads, files
 or logging.  Time comes in as ``now``; outputs are data (architecture.md, "efmoam/core").
 """
@@ -11,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-SANS_IO = (ROOT / "pdu", ROOT / "efmoam" / "core")
+SANS_IO = (ROOT / "pdu", ROOT / "efmoam" / "core", ROOT / "efmoam" / "snmp")
 #: modules whose import means I/O, a clock or concurrency
 BANNED = frozenset({"socket", "select", "selectors", "asyncio", "threading", "subprocess", "logging", "os", "time"})
 
