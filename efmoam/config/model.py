@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+import ipaddress
 import os
 import socket
 from collections.abc import Callable, Iterable
@@ -114,8 +115,9 @@ class EventStreamConfig:
 
 def agentx_address(text: str) -> tuple[int, Any]:
     """An AgentX master address as net-snmp's agentXSocket writes it: ``/path`` or
-    ``unix:/path`` (a Unix socket), ``tcp:HOST:PORT`` or ``tcp:HOST`` (port 705; an IPv6
-    host in brackets).  Returns (address family, address); ValueError when it is neither."""
+    ``unix:/path`` (a Unix socket), ``tcp:HOST:PORT`` or ``tcp:HOST`` (port 705; HOST an IP
+    address or localhost, an IPv6 one in brackets).  Returns (address family, address);
+    ValueError when it is neither."""
     if text.startswith("unix:"):
         text = text[len("unix:") :]
     if text.startswith("/"):
@@ -131,7 +133,11 @@ def agentx_address(text: str) -> tuple[int, Any]:
         host, _, port_text = rest.rpartition(":")
     if not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
         raise ValueError(f"{text!r} is not an AgentX address (tcp:HOST:PORT, a port from 1 to 65535)")
-    return (socket.AF_INET6 if ":" in host else socket.AF_INET), (host, int(port_text))
+    try:  # an address, never a name: resolving one could block the daemon's loop
+        ip = ipaddress.ip_address("127.0.0.1" if host == "localhost" else host)
+    except ValueError:
+        raise ValueError(f"{text!r}: HOST is an IP address or localhost, not a name to resolve") from None
+    return (socket.AF_INET6 if ip.version == 6 else socket.AF_INET), (str(ip), int(port_text))
 
 
 def _agentx_socket(_inst: Any, attribute: Any, value: str) -> None:

@@ -130,19 +130,17 @@ class SnmpAgent:
 
     def next_deadline(self) -> float | None:
         session = self._session
-        if session is None or self._connecting:
-            return self._retry_at if session is None else None
-        return session.next_deadline()
+        return self._retry_at if session is None else session.next_deadline()
 
     def service(self, now: float) -> None:
-        """Time-driven work: connect when due, the session's timers."""
+        """Time-driven work: connect when due, the session's timers (its Open, queued at
+        connect, also times out a TCP connect that never completes)."""
         if self._session is None:
             if self._retry_at is not None and now >= self._retry_at:
                 self._connect(now)
             return
-        if not self._connecting:
-            self._session.tick(now)
-            self._after(now)
+        self._session.tick(now)
+        self._after(now)
 
     def close(self) -> None:
         if self._session is not None and not self._connecting:
@@ -156,9 +154,16 @@ class SnmpAgent:
     # -- the connection ----------------------------------------------------------------
 
     def _connect(self, now: float) -> None:
-        family, address = agentx_address(self.settings.agentx_socket)
-        sock = socket.socket(family, socket.SOCK_STREAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC)
-        code = sock.connect_ex(address)
+        family, address = agentx_address(self.settings.agentx_socket)  # checked with the configuration
+        try:
+            sock = socket.socket(family, socket.SOCK_STREAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC)
+        except OSError as exc:  # EMFILE, ENOBUFS ...
+            self._failed(f"no socket for the master: {exc.strerror or exc}", now)
+            return
+        try:
+            code = sock.connect_ex(address)
+        except OSError as exc:  # a path the kernel refuses (too long ...)
+            code = exc.errno or errno.EINVAL
         if code not in (0, errno.EINPROGRESS):
             sock.close()
             self._failed(f"cannot connect to {self.settings.agentx_socket}: {errno.errorcode.get(code, code)}", now)
@@ -180,6 +185,8 @@ class SnmpAgent:
         self._after(now)
 
     def _on_ready(self, now: float) -> None:
+        if self._sock is None:
+            return  # dropped earlier in this wake-up (a failed write of a notification)
         self._read_and_answer(now)
         self.longest = max(self.longest, self.clock() - now)
 

@@ -20,6 +20,7 @@ import pytest
 from efmoam.snmp.mib import names
 from efmoam.views.data import LOOPBACK_NAMES, OPER_STATUS_NAMES
 from tests.daemon.lab import Lab
+from tests.linux.netns import in_netns
 from tests.snmp.agent import Snmpd, TrapReceiver, snmp_error
 
 pytestmark = pytest.mark.root
@@ -304,3 +305,23 @@ def test_no_master_at_all(lab: Lab, tmp_path: Path) -> None:
     assert time.monotonic() - started < 15
     snmp = lab.a.query("show_ports")["daemon"]["snmp"]
     assert snmp["state"] == "down" and "ENOENT" in (snmp["error"] or "")
+
+
+def test_a_tcp_master_that_never_answers(lab: Lab) -> None:
+    def listen() -> socket.socket:  # in A's namespace: the kernel completes the handshake
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # from the backlog, and
+        listener.bind(("127.0.0.1", 0))  # nobody accepts or reads
+        listener.listen(8)
+        return listener
+
+    listener = in_netns(lab.ns_a, listen)
+    try:
+        port = listener.getsockname()[1]
+        lab.a.overrides = {"daemon": {"snmp": {"enabled": True, "agentx_socket": f"tcp:localhost:{port}"}}}
+        lab.start()
+        lab.wait_operational()
+        lab.wait_for(lambda: lab.a.log_lines("snmp subagent not connected"), 15, "the open timed out")
+        assert "did not answer our open" in lab.a.log_lines("snmp subagent not connected")[0]
+        assert lab.a.show("veth0")["oper_status"] == "operational"
+    finally:
+        listener.close()
