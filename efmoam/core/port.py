@@ -487,10 +487,9 @@ class OamPort:
     def loopback_refusal(self, start: bool) -> str | None:
         """Why `start_loopback` (`start`) or `stop_loopback` would be refused now (None: it would not)."""
         if start:
-            try:
-                self._require_send_any_active("remote loopback")
-            except LocalProtocolError as exc:
-                return str(exc)
+            refusal = self._send_any_active_refusal("remote loopback")
+            if refusal is not None:
+                return refusal
             if not self._peer.advertises(OamConfig.REMOTE_LOOPBACK):
                 return "the peer does not advertise remote loopback"
             if not self._loopback.allows(Input.START):
@@ -773,11 +772,18 @@ class OamPort:
             self._outputs.append(PeerChanged(None))
         self._tx.discard()
 
-    def _require_send_any_active(self, what: str) -> None:
+    def _send_any_active_refusal(self, what: str) -> str | None:
+        """Why `what` cannot be asked of the peer now: it needs Active mode and SEND_ANY."""
         if self.settings.mode is not OamMode.ACTIVE:
-            raise LocalProtocolError(f"{what} needs Active mode")
+            return f"{what} needs Active mode"
         if self.state is not S.SEND_ANY:
-            raise LocalProtocolError(f"{what} needs SEND_ANY, not {self.state.value}")
+            return f"{what} needs SEND_ANY, not {self.state.value}"
+        return None
+
+    def _require_send_any_active(self, what: str) -> None:
+        refusal = self._send_any_active_refusal(what)
+        if refusal is not None:
+            raise LocalProtocolError(refusal)
 
     # -- what we send ------------------------------------------------------------------
 

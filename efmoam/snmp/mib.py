@@ -3,8 +3,9 @@ columns, read live from the engines, and its two notifications.
 
 `TABLES` is the one definition of the module's objects we serve: each column's sub-
 identifier, RFC 4878 name, SMI type and how it is read from its row (a port, or an
-event-log entry), and the writable ones' parser.  Get, GetNext and GetBulk walk it in
-OID order; the names are checked against the MIB file by the tests (snmptranslate).
+event-log entry), and how the writable ones are written (`Write`).  Get, GetNext and
+GetBulk walk it in OID order; the names are checked against the MIB file by the tests
+(snmptranslate).
 
 Rows: every managed port has a row (index ifIndex) in dot3OamTable, the loopback, stats
 and event-config tables; dot3OamPeerTable has one only while a peer is known (as the RFC
@@ -166,16 +167,37 @@ class Column:
     name: str
     type: VarType
     read: Callable[[Any], Value | None]
-    #: a writable column: the value written to what `Writer` does (None: a wrong value)
-    parse: Callable[[int], bool | None] | None = None
+    write: Write | None = None  #: how a writable column is written
 
 
-def _admin(value: int) -> bool | None:
-    return {1: True, 2: False}.get(value)
+Undo = Callable[[], None]
 
 
-def _loopback(value: int) -> bool | None:
-    return {2: True, 4: False}.get(value)  # initiatingLoopback starts, terminatingLoopback ends
+@attrs.frozen
+class Write:
+    """A writable column: the value written to what `Writer` does (None: a wrong value),
+    why the engine would refuse it now (None: it would not), and carrying it out (which
+    returns how to undo it, None when there is nothing to undo)."""
+
+    parse: Callable[[int], bool | None]
+    apply: Callable[[Writer, MibPort, bool], Undo | None]
+    refusal: Callable[[MibPort, bool], str | None] = lambda _row, _value: None
+
+
+def _set_admin(writer: Writer, row: MibPort, enabled: bool) -> Undo | None:
+    before = row.port.settings.enabled
+    writer.set_admin(row, enabled)
+    return None if before == enabled else lambda: writer.set_admin(row, before)
+
+
+def _set_loopback(writer: Writer, row: MibPort, start: bool) -> Undo | None:
+    writer.set_loopback(row, start)
+    return (lambda: writer.set_loopback(row, False)) if start else None
+
+
+ADMIN_STATE = Write({1: True, 2: False}.get, _set_admin)
+#: initiatingLoopback starts, terminatingLoopback ends; the engine's own rule refuses the rest
+LOOPBACK_STATUS = Write({2: True, 4: False}.get, _set_loopback, lambda row, start: row.port.loopback_refusal(start))
 
 
 @attrs.frozen
@@ -208,7 +230,7 @@ INT, U, C32, C64, S, T = (
 #: the six tables in OID order, each column in OID order
 TABLES: tuple[Table, ...] = (
     Table(1, "dot3OamTable", (
-        Column(1, "dot3OamAdminState", INT, lambda r: 1 if r.port.settings.enabled else 2, _admin),
+        Column(1, "dot3OamAdminState", INT, lambda r: 1 if r.port.settings.enabled else 2, ADMIN_STATE),
         Column(2, "dot3OamOperStatus", INT, lambda r: int(r.port.oper_status)),
         Column(3, "dot3OamMode", INT, lambda r: 2 if r.port.settings.mode.value == "active" else 1),
         Column(4, "dot3OamMaxOamPduSize", U, lambda r: r.port.settings.max_pdu_size),
@@ -225,7 +247,7 @@ TABLES: tuple[Table, ...] = (
         Column(7, "dot3OamPeerFunctionsSupported", S, _peer(lambda p: _bits(p.functions))),
     )),
     Table(3, "dot3OamLoopbackTable", (
-        Column(1, "dot3OamLoopbackStatus", INT, lambda r: int(r.port.loopback), _loopback),
+        Column(1, "dot3OamLoopbackStatus", INT, lambda r: int(r.port.loopback), LOOPBACK_STATUS),
         Column(2, "dot3OamLoopbackIgnoreRx", INT, lambda r: 2 if r.port.settings.loopback_process else 1),
     )),
     Table(4, "dot3OamStatsTable", tuple(
@@ -269,6 +291,7 @@ EVENT_LOG = TABLES[-1]
 #: the notifications' objects (RFC 4878 dot3OamThresholdEvent, dot3OamNonThresholdEvent)
 THRESHOLD_OBJECTS = tuple(c.subid for c in EVENT_LOG.columns)
 NON_THRESHOLD_OBJECTS = (2, 3, 4, 5, 12)
+_LOG_COLUMNS = {column.subid: column for column in EVENT_LOG.columns}
 assert [t.subid for t in TABLES] == sorted(t.subid for t in TABLES)
 assert all([c.subid for c in t.columns] == sorted(c.subid for c in t.columns) for t in TABLES)
 
@@ -300,7 +323,7 @@ class _Pending:
     row: MibPort
     column: Column
     value: bool
-    undo: Callable[[], None] | None = None
+    undo: Undo | None = None
 
 
 class Mib:
@@ -423,7 +446,7 @@ class Mib:
         rows = self._current()
         for position, vb in enumerate(varbinds, start=1):
             found = _column_of(vb.name)
-            if found is None or found[1].parse is None or not self.writes:
+            if found is None or found[1].write is None or not self.writes:
                 return Error.NOT_WRITABLE, position
             table, column, index = found
             row = self._row(rows, table, index)
@@ -431,19 +454,22 @@ class Mib:
                 return Error.NO_CREATION, position  # rows are never created by a set
             if vb.type is not column.type or not isinstance(vb.value, int):
                 return Error.WRONG_TYPE, position
-            assert column.parse is not None
-            value = column.parse(vb.value)
+            write = column.write
+            assert write is not None
+            value = write.parse(vb.value)
             if value is None:
                 return Error.WRONG_VALUE, position
-            if column.parse is _loopback and row.port.loopback_refusal(value) is not None:
-                return Error.INCONSISTENT_VALUE, position  # the engine's own rule: the peer, the state
+            if write.refusal(row, value) is not None:
+                return Error.INCONSISTENT_VALUE, position
             self._pending.append(_Pending(row, column, value))
         return Error.NO_ERROR, 0
 
     def commit(self) -> tuple[Error, int]:
         for position, pending in enumerate(self._pending, start=1):
             try:
-                pending.undo = self._apply(pending)
+                write = pending.column.write
+                assert write is not None
+                pending.undo = write.apply(self._writer, pending.row, pending.value)
             except WriteFailed:
                 return Error.COMMIT_FAILED, position
         return Error.NO_ERROR, 0
@@ -461,16 +487,6 @@ class Mib:
     def cleanup(self) -> None:
         self._pending = []
 
-    def _apply(self, pending: _Pending) -> Callable[[], None] | None:
-        """Carry out one write; returns how to undo it (None: nothing to undo)."""
-        row, value, writer = pending.row, pending.value, self._writer
-        if pending.column.parse is _admin:
-            before = row.port.settings.enabled
-            writer.set_admin(row, value)
-            return None if before == value else lambda: writer.set_admin(row, before)
-        writer.set_loopback(row, value)
-        return (lambda: writer.set_loopback(row, False)) if value else None
-
     # -- notifications -----------------------------------------------------------------
 
     def notification(self, ifindex: int, entry: EventLogEntry) -> list[VarBind]:
@@ -479,10 +495,9 @@ class Mib:
         trap = THRESHOLD_EVENT if threshold else NON_THRESHOLD_EVENT
         logged = LoggedEvent(entry, self.timestamp(entry.time))
         index = (ifindex, entry.index & U32)
-        columns = {c.subid: c for c in EVENT_LOG.columns}
         varbinds = [VarBind(SNMP_TRAP_OID, VarType.OBJECT_IDENTIFIER, trap)]
         for subid in THRESHOLD_OBJECTS if threshold else NON_THRESHOLD_OBJECTS:
-            column = columns[subid]
+            column = _LOG_COLUMNS[subid]
             value = column.read(logged)
             assert value is not None
             varbinds.append(VarBind((*EVENT_LOG.entry, subid, *index), column.type, value))

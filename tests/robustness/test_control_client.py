@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from efmoam.daemon.control import ControlError, request
+from tests.daemon.lab import efmoam
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -159,20 +158,6 @@ def test_a_good_reply_still_works(tmp_path: Path) -> None:
 # -- the CLI: one line on stderr, exit status 1 ------------------------------------------
 
 
-def cli(*args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": ROOT}
-    env.pop("EFMOAM_SOCKET", None)
-    return subprocess.run(
-        [sys.executable, "-m", "efmoam.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-        env=env,
-        check=False,
-    )
-
-
 def assert_one_line_error(result: subprocess.CompletedProcess[str]) -> None:
     assert result.returncode == 1, result
     assert result.stdout == ""
@@ -183,8 +168,8 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str]) -> None:
 def test_the_cli_on_a_busy_daemon(tmp_path: Path) -> None:
     path = str(tmp_path / "efmoam.sock")
     with full_backlog(path):
-        assert_one_line_error(cli("show", "port", "veth0", "--socket", path))
-        result = cli("show", "port", "-f", "json", "--socket", path)
+        assert_one_line_error(efmoam("show", "port", "veth0", "--socket", path))
+        result = efmoam("show", "port", "-f", "json", "--socket", path)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert json.loads(result.stdout)["error"]["code"] == "busy"
 
@@ -192,10 +177,10 @@ def test_the_cli_on_a_busy_daemon(tmp_path: Path) -> None:
 def test_the_cli_on_a_daemon_that_never_answers(tmp_path: Path) -> None:
     path = str(tmp_path / "efmoam.sock")
     with silent_listener(path):  # the client's own timeout: 5 s
-        assert_one_line_error(cli("show", "port", "veth0", "--socket", path))
+        assert_one_line_error(efmoam("show", "port", "veth0", "--socket", path))
 
 
 def test_the_cli_on_a_malformed_reply(tmp_path: Path) -> None:
     path = str(tmp_path / "efmoam.sock")
     with fake_daemon(path, replying(b"<html>\n")):
-        assert_one_line_error(cli("show", "port", "veth0", "--socket", path))
+        assert_one_line_error(efmoam("show", "port", "veth0", "--socket", path))
