@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 import enum
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
@@ -380,7 +381,9 @@ class Mib:
         if self.anchor is None:
             return 0
         at, uptime = self.anchor
-        return max(0, min(U32, round(uptime + (when - at) * 100)))
+        # rounded down: the master's figure is truncated and reached us later than it read
+        # it, so this never stamps an event after the notification that reports it
+        return max(0, min(U32, math.floor(uptime + (when - at) * 100)))
 
     # -- reads -------------------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import pytest
 
@@ -154,7 +156,7 @@ def test_event_log_rows_and_the_notification() -> None:
     entry = next(e for _, e in log if e.location.value == "local")
     assert (IFINDEX_A, entry.index) in [vb.name[-2:] for vb in rows]
     stamp = mib.get(col(6, 2, IFINDEX_A, entry.index))
-    assert stamp.type is VarType.TIME_TICKS and stamp.value == round(5000 + (entry.time - (pair.now - 10.0)) * 100)
+    assert stamp.type is VarType.TIME_TICKS and stamp.value == math.floor(5000 + (entry.time - (pair.now - 10.0)) * 100)
     assert mib.get(col(6, 10, IFINDEX_A, entry.index)) == VarBind(
         col(6, 10, IFINDEX_A, entry.index), VarType.COUNTER64, entry.value
     )
@@ -257,3 +259,16 @@ def test_every_name_is_an_rfc4878_object() -> None:
     assert len(served) == 6 + 7 + 2 + 17 + 16 + 11
     assert served["dot3OamEventLogRunningTotal"] == (*OBJECTS, 6, 1, 11)
     assert served["dot3OamFramesLostDueToOam"] == (*OBJECTS, 4, 1, 17)
+
+
+def test_every_column_has_its_name_in_the_mib_file() -> None:
+    from tests.snmp.agent import missing_requirements, translate
+
+    reason = missing_requirements()
+    if reason:
+        pytest.skip(reason)
+    served = names()
+    oids = [".".join(map(str, oid)) for oid in served.values()]
+    assert translate(*(f".{oid}" for oid in oids)) == [f"DOT3-OAM-MIB::{name}" for name in served]
+    notifications = translate(".1.3.6.1.2.1.158.0.1", ".1.3.6.1.2.1.158.0.2")
+    assert notifications == ["DOT3-OAM-MIB::dot3OamThresholdEvent", "DOT3-OAM-MIB::dot3OamNonThresholdEvent"]
