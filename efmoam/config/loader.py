@@ -43,6 +43,7 @@ from efmoam.config.model import (
     EventSink,
     EventStreamConfig,
     MetricsConfig,
+    MetricsDetail,
     PortProfile,
     PortRule,
     SettingError,
@@ -543,6 +544,7 @@ DAEMON = Section(
     nullable=True,
     fields={
         "control_socket": Scalar(_string, _core(DaemonConfig, "control_socket")),
+        "control_socket_group": Scalar(_nullable(_string), _core(DaemonConfig, "control_socket_group")),
         "state_dir": Scalar(_string, _core(DaemonConfig, "state_dir")),
         "counter_interval": Scalar(_number(what=_SECONDS), _core(DaemonConfig, "counter_interval")),
         "dying_gasp_on_shutdown": Scalar(_bool),
@@ -556,6 +558,7 @@ DAEMON = Section(
                 "enabled": Scalar(_bool),
                 "address": Scalar(_string, ipaddress.ip_address),
                 "port": Scalar(_integer(), _core(MetricsConfig, "port")),
+                "detail": Scalar(_enum(MetricsDetail)),
             },
         ),
         "event_stream": Section(

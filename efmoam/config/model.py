@@ -13,6 +13,7 @@ import enum
 import fnmatch
 import ipaddress
 import os
+import re
 import socket
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -70,12 +71,27 @@ def _absolute_path(_inst: Any, attribute: Any, value: str | None) -> None:
         raise ValueError(f"{attribute.name} must be an absolute path, not {value!r}")
 
 
+def _group_name(_inst: Any, attribute: Any, value: str | None) -> None:
+    if value is not None and not _GROUP_NAME.fullmatch(value):
+        raise ValueError(f"{attribute.name} must be a group name (letters, digits, _ . -), not {value!r}")
+
+
+_GROUP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}")
+
+
 # -- fleet visibility (metrics and event stream) ------------------------------------------
 
 
 def _port_number(_inst: Any, attribute: Any, value: int) -> None:
     if not 1 <= value <= 65535:
         raise ValueError(f"{attribute.name} must be between 1 and 65535, not {value}")
+
+
+class MetricsDetail(enum.Enum):
+    """How many series a port exports."""
+
+    BASIC = "basic"  #: what alerting and dashboards need (at most 20 series per port)
+    FULL = "full"  #: every counter and gauge the daemon has
 
 
 @attrs.frozen
@@ -88,6 +104,8 @@ class MetricsConfig:
     address: str = "127.0.0.1"
     #: the TCP port of the endpoint
     port: int = attrs.field(default=9717, validator=_port_number)
+    #: basic or full series per port
+    detail: MetricsDetail = MetricsDetail.FULL
 
 
 class EventSink(enum.Enum):
@@ -165,6 +183,8 @@ class DaemonConfig:
 
     #: the Unix socket the CLI talks to
     control_socket: str = attrs.field(default="/run/efmoam/efmoam.sock", validator=_absolute_path)
+    #: the group whose members may use the control socket (None: root only)
+    control_socket_group: str | None = attrs.field(default="efmoam", validator=_group_name)
     #: where state that outlives a restart is kept
     state_dir: str = attrs.field(default="/var/lib/efmoam", validator=_absolute_path)
     #: seconds between two reads of every port's error counters
