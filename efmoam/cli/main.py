@@ -2,6 +2,13 @@
 
 Keep this module light: ``efmoam --help`` must start fast and must not import scapy
 (which `pdu` imports).  Every subcommand imports what it needs inside its function.
+
+Options operators give to every command are accepted before the subcommand too
+(``efmoam -f json show port``, ``efmoam --socket /x show port``): `socket_option` and
+`format_option` leave a subcommand's value unset when it is not given, and take the
+group's then (itself from ``$EFMOAM_SOCKET`` or the default), so the subcommand's own
+option wins.  Every command that prints takes ``-f plain|json``: plain text for people,
+one JSON document (or one per line where the output is a stream) for programs.
 """
 
 from __future__ import annotations
@@ -9,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -61,6 +68,12 @@ def exit_quietly_on_broken_pipe() -> Iterator[None]:
         sys.exit(EXIT_BROKEN_PIPE)
 
 
+DEFAULT_SOCKET = "/run/efmoam/efmoam.sock"
+DEFAULT_CONFIG = "/etc/efmoam/efmoam.yaml"
+FORMATS = ("plain", "json")
+FORMAT_HELP = "plain text for people, json for programs (the same data)"
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
@@ -70,14 +83,54 @@ def exit_quietly_on_broken_pipe() -> Iterator[None]:
     callback=_print_version,
     help="Show the version and exit.",
 )
-def main() -> None:
+@click.option(
+    "--socket", "socket_path", envvar="EFMOAM_SOCKET", default=DEFAULT_SOCKET, show_default=True,
+    help="The daemon's control socket (also $EFMOAM_SOCKET), for every command that talks to the daemon.",
+)  # fmt: skip
+@click.option(
+    "-f", "--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,
+    help=f"{FORMAT_HELP}, for every command that prints; a command's own -f wins.",
+)  # fmt: skip
+def main(socket_path: str, fmt: str) -> None:
     """IEEE 802.3 Clause 57 Ethernet OAM (802.3ah EFM OAM, Link OAM) for Linux."""
+
+
+def _from_group(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """An option's callback: left out, it takes the value given before the subcommand."""
+
+    def resolve(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        if value is not None:
+            return value
+        given = ctx.find_root().params.get(name)
+        if given is not None:
+            return given
+        return {"socket_path": os.environ.get("EFMOAM_SOCKET") or DEFAULT_SOCKET, "fmt": "plain"}[name]
+
+    return resolve
+
+
+socket_option = click.option(
+    "--socket", "socket_path", callback=_from_group("socket_path"),
+    help=f"The daemon's control socket [default: efmoam --socket, $EFMOAM_SOCKET or {DEFAULT_SOCKET}].",
+)  # fmt: skip
+
+
+def format_option(*choices: str, help: str = FORMAT_HELP) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``-f``/``--format`` of a command that prints (default: efmoam -f, else plain)."""
+    return click.option(
+        "-f", "--format", "fmt", type=click.Choice(choices or FORMATS), callback=_from_group("fmt"),
+        help=f"{help} [default: efmoam -f, else plain]",
+    )  # fmt: skip
+
+
+json_alias = click.option("--json", "json_alias", is_flag=True, help="The same as -f json.")
 
 
 @main.command()
 @click.argument("capture", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--json", "json_output", is_flag=True, help="One JSON object per line instead of text.")
-def decode(capture: str, json_output: bool) -> None:
+@format_option(help="plain text for people, json: one JSON object per line")
+@json_alias
+def decode(capture: str, fmt: str, json_alias: bool) -> None:
     """Print the OAMPDUs in the pcap or pcapng file CAPTURE ("-": standard input).
 
     One line per OAMPDU: frame number, seconds since the first record, source MAC,
@@ -93,7 +146,7 @@ def decode(capture: str, json_output: bool) -> None:
             capture,
             sys.stdout,
             sys.stderr,
-            json_output=json_output,
+            json_output=json_alias or fmt == "json",
             stdin=sys.stdin.buffer,
         )
     sys.exit(status)
@@ -105,39 +158,45 @@ def config() -> None:
 
 
 @config.command("check")
-@click.argument("file", type=click.Path(allow_dash=True))
-def config_check(file: str) -> None:
+@click.argument("file", required=False, type=click.Path(allow_dash=True))
+@format_option()
+def config_check(file: str | None, fmt: str) -> None:
     """Check a configuration file without a daemon.
 
-    FILE is a YAML configuration file ("-": standard input).  A valid file prints one
-    line, "FILE: ok, N port rules".  Each problem is printed on standard error as
-    file:line:column: path.to.key: message, every problem in the file, not just the
-    first.  Exit status: 0 valid, 1 invalid, 2 if FILE cannot be read (missing, not a
-    regular file, or larger than 1 MiB, as the daemon would refuse it).
+    FILE is a YAML configuration file ("-": standard input); without FILE,
+    $EFMOAM_CONFIG, else /etc/efmoam/efmoam.yaml (the file checked is named on
+    standard error).  A valid file prints one line, "FILE: ok, N port rules".  Each
+    problem is printed on standard error as file:line:column: path.to.key: message,
+    every problem in the file, not just the first.  Exit status: 0 valid, 1 invalid, 2
+    if FILE cannot be read (missing, not a regular file, or larger than 1 MiB, as the
+    daemon would refuse it).
     """
     from efmoam.config.check import run_check  # noqa: PLC0415 - imports the core (and scapy)
 
+    if file is None:
+        from_env = os.environ.get("EFMOAM_CONFIG")
+        file = from_env or DEFAULT_CONFIG
+        click.echo(f"efmoam config check: checking {file} ({'$EFMOAM_CONFIG' if from_env else 'no FILE given'})",
+                   err=True)  # fmt: skip
     with exit_quietly_on_broken_pipe():
-        status = run_check(file, sys.stdout, sys.stderr, stdin=sys.stdin.buffer)
+        status = run_check(file, sys.stdout, sys.stderr, stdin=sys.stdin.buffer, json_output=fmt == "json")
     sys.exit(status)
 
 
+@config.command("default")
+def config_default() -> None:
+    """Print the commented default configuration (what the daemon runs without -c).
+
+    A starting point: efmoam config default > /etc/efmoam/efmoam.yaml
+    """
+    from efmoam.config.loader import default_config_text  # noqa: PLC0415
+
+    with exit_quietly_on_broken_pipe():
+        sys.stdout.write(default_config_text())
+        sys.stdout.flush()
+
+
 # -- the daemon and its control socket ------------------------------------------------
-
-DEFAULT_SOCKET = "/run/efmoam/efmoam.sock"
-
-socket_option = click.option(
-    "--socket",
-    "socket_path",
-    envvar="EFMOAM_SOCKET",
-    default=DEFAULT_SOCKET,
-    show_default=True,
-    help="The daemon's control socket (also $EFMOAM_SOCKET).",
-)
-format_option = click.option(
-    "-f", "--format", "fmt", type=click.Choice(["plain", "json"]), default="plain", show_default=True,
-    help="plain text for people, json for programs (the same data).",
-)  # fmt: skip
 
 
 def _ask(socket_path: str, op: str, args: dict[str, object], fmt: str = "plain") -> object:
@@ -177,10 +236,9 @@ def show() -> None:
     """Show what the daemon knows."""
 
 
-show_format_option = click.option(
-    "-f", "--format", "fmt", type=click.Choice(["plain", "json", "yang"]), default="plain", show_default=True,
-    help="plain text for people, json for programs (the same data), yang: the IEEE 802.3.2 YANG model's "
-    "data (ietf-interfaces with link-oam) in RFC 7951 JSON.",
+show_format_option = format_option(
+    "plain", "json", "yang",
+    help=f"{FORMAT_HELP}, yang: the IEEE 802.3.2 YANG model's data (ietf-interfaces with link-oam) in RFC 7951 JSON",
 )  # fmt: skip
 
 
@@ -255,8 +313,9 @@ def clear() -> None:
 @click.argument("port")
 @click.argument("what", type=click.Choice(["events", "statistics"]))
 @click.argument("location", required=False, type=click.Choice(["local", "remote"]))
+@format_option()
 @socket_option
-def clear_port(port: str, what: str, location: str | None, socket_path: str) -> None:
+def clear_port(port: str, what: str, location: str | None, fmt: str, socket_path: str) -> None:
     """Clear PORT's active events (local, remote, or both when omitted) or its statistics.
 
     Clearing events ends every active event of that location, returns the port to
@@ -267,8 +326,17 @@ def clear_port(port: str, what: str, location: str | None, socket_path: str) -> 
     if what == "statistics" and location is not None:
         raise click.UsageError("statistics take no location")
     op = "clear_events" if what == "events" else "clear_statistics"
-    _ask(socket_path, op, {"port": port, "location": location})
-    click.echo(f"{port}: {what} cleared" + (f" ({location})" if location else ""))
+    _ask(socket_path, op, {"port": port, "location": location}, fmt)
+    where = {"location": location or "both"} if what == "events" else {}
+    text = f"{port}: {what} cleared" + (f" ({location})" if location else "")
+    _done(fmt, {"port": port, "cleared": what, **where}, text)
+
+
+def _done(fmt: str, result: dict[str, Any], text: str) -> None:
+    """What a command that changes something did: `text`, or `result` as JSON."""
+    import json  # noqa: PLC0415
+
+    click.echo(json.dumps({"schema": 1, **result}) if fmt == "json" else text)
 
 
 @main.command()
@@ -278,7 +346,7 @@ def clear_port(port: str, what: str, location: str | None, socket_path: str) -> 
     "--wait", type=click.FloatRange(0.0, 60.0), default=3.0, show_default=True,
     help="Seconds to wait for the answer; 0: send the request and return (the daemon logs the answer).",
 )  # fmt: skip
-@format_option
+@format_option()
 @socket_option
 def variables(port: str, leaves: tuple[int, ...], wait: float, fmt: str, socket_path: str) -> None:
     """Ask PORT's peer for Clause 30 attributes (Variable Request; Active mode, SEND_ANY).
@@ -296,7 +364,7 @@ def variables(port: str, leaves: tuple[int, ...], wait: float, fmt: str, socket_
     sent = _ask(socket_path, "variables", {"port": port, "leaves": list(leaves)}, fmt)
     assert isinstance(sent, dict)
     if wait == 0:
-        click.echo(json.dumps({"port": port, "requested": list(leaves)}) if fmt == "json" else
+        click.echo(json.dumps({"schema": sent["schema"], "port": port, "requested": list(leaves)}) if fmt == "json" else
                    f"{port}: variable request sent for {' '.join(map(str, leaves))}")  # fmt: skip
         return
     deadline = time.monotonic() + wait
@@ -304,8 +372,8 @@ def variables(port: str, leaves: tuple[int, ...], wait: float, fmt: str, socket_
         answer = _ask(socket_path, "variable_answer", {"port": port, "request": sent["request"]}, fmt)
         assert isinstance(answer, dict)
         if answer["answered"]:
-            variables = answer["variables"]
-            click.echo(json.dumps({"port": port, "variables": variables}) if fmt == "json" else
+            variables, schema = answer["variables"], answer["schema"]
+            click.echo(json.dumps({"schema": schema, "port": port, "variables": variables}) if fmt == "json" else
                        render.render_variables(port, variables), nl=fmt == "json")  # fmt: skip
             return
         if time.monotonic() >= deadline:
@@ -333,33 +401,58 @@ def lab() -> None:
 @main.command()
 @click.argument("port")
 @click.argument("action", type=click.Choice(["start", "stop"]))
+@format_option()
 @socket_option
-def loopback(port: str, action: str, socket_path: str) -> None:
-    """Start or stop OAM remote loopback of the peer on PORT (Active mode, SEND_ANY)."""
-    result = _ask(socket_path, "loopback", {"port": port, "enable": action == "start"})
-    click.echo(f"{port}: loopback {result['loopback'] if isinstance(result, dict) else result}")
+def loopback(port: str, action: str, fmt: str, socket_path: str) -> None:
+    """Start or stop OAM remote loopback of the peer on PORT (Active mode, once the peer
+    is discovered).  "started" means asked: show port PORT says when the peer loops."""
+    result = _ask(socket_path, "loopback", {"port": port, "enable": action == "start"}, fmt)
+    assert isinstance(result, dict)
+    _done(fmt, {"port": port, "loopback": result["loopback"]}, f"{port}: loopback {result['loopback']}")
 
 
 @main.command()
 @click.argument("port")
 @click.argument("state", type=click.Choice(["enabled", "disabled", "config"]))
+@format_option()
 @socket_option
-def admin(port: str, state: str, socket_path: str) -> None:
+def admin(port: str, state: str, fmt: str, socket_path: str) -> None:
     """Set OAM on PORT administratively enabled or disabled (dot3OamAdminState), over the
     configuration's ``enabled``; ``config`` goes back to the configuration.
 
     The setting holds across reloads, not across restarts (put it in the configuration
     to keep it).  SNMP writes of dot3OamAdminState do the same.
     """
-    result = _ask(socket_path, "admin_state", {"port": port, "state": state})
+    result = _ask(socket_path, "admin_state", {"port": port, "state": state}, fmt)
     assert isinstance(result, dict)
     source = "set here" if result["override"] else "as configured"
-    click.echo(f"{port}: OAM administratively {result['admin_state']} ({source})")
+    text = f"{port}: OAM administratively {result['admin_state']} ({source})"
+    _done(fmt, {"port": port, "admin_state": result["admin_state"], "override": result["override"]}, text)
+
+
+@main.command()
+@click.argument("port", required=False)
+@format_option(help="plain: one line per record for people, json: the daemon's records, one JSON object a line")
+@socket_option
+def watch(port: str | None, fmt: str, socket_path: str) -> None:
+    """Print events, policy events, port actions and operator commands as they happen
+    (every port's, or PORT's), until Ctrl-C.
+
+    The records are the event stream's (see "Event stream" in the README), sent by the
+    daemon over its control socket whatever its event_stream sink is.  Exit status 130
+    on Ctrl-C; 1 when the daemon stops or ends a watch that reads too slowly.
+    """
+    from efmoam.cli.watch import run_watch  # noqa: PLC0415
+
+    with exit_quietly_on_broken_pipe():
+        status = run_watch(socket_path, port, fmt, sys.stdout, sys.stderr)
+    sys.exit(status)
 
 
 @main.command()
 @click.argument("capture", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--json", "json_output", is_flag=True, help="JSON for programs instead of text.")
+@format_option()
+@json_alias
 @click.option("--summary-only", is_flag=True, help="Observe mode: the summary without the timeline.")
 @click.option("--check", is_flag=True, help="Compare with the expectations file (NAME.expect.json beside CAPTURE).")
 @click.option("--expect", "expect_path", type=click.Path(dir_okay=False), help="--check against this file instead.")
@@ -397,9 +490,9 @@ def admin(port: str, state: str, socket_path: str) -> None:
 @click.option("--to", "to_iface", metavar="IFACE", help="Transmit mode: send a speaker's frames on IFACE (root).")
 @click.option("--from", "from_mac", metavar="MAC", help="Transmit mode: the speaker whose frames to send.")
 def replay(
-    capture: str, json_output: bool, summary_only: bool, check: bool, expect_path: str | None, write_expect: bool,
-    keepalive: float, lost_link: float, as_mac: str | None, config_path: str | None, port_name: str | None,
-    tolerance: float, to_iface: str | None, from_mac: str | None,
+    capture: str, fmt: str, json_alias: bool, summary_only: bool, check: bool, expect_path: str | None,
+    write_expect: bool, keepalive: float, lost_link: float, as_mac: str | None, config_path: str | None,
+    port_name: str | None, tolerance: float, to_iface: str | None, from_mac: str | None,
 ) -> None:  # fmt: skip
     """Replay the pcap or pcapng file CAPTURE ("-": standard input) through the OAM engine.
 
@@ -424,6 +517,7 @@ def replay(
     if from_mac and not to_iface:
         raise click.UsageError("--from belongs to transmit mode (--to IFACE)")
     limits = Limits(keepalive=keepalive, lost_link=lost_link)
+    json_output = json_alias or fmt == "json"
     with exit_quietly_on_broken_pipe():
         if to_iface:
             from efmoam.offline.replay.transmit import run_transmit  # noqa: PLC0415

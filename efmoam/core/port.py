@@ -449,12 +449,6 @@ class OamPort:
             saved["latches"] = latches
         return saved
 
-    def clear_statistics(self) -> None:
-        """Start the RFC 4878 counters, the drop and the quirk counters again from zero."""
-        self.stats = self._tx.stats = OamStatistics()
-        self.drops = {}
-        self.quirks = {}
-
     # -- operator requests -------------------------------------------------------------
 
     def notify_link_events(
@@ -473,14 +467,14 @@ class OamPort:
         """Send a Variable Request; the answer arrives as `VariablesReceived`."""
         self._require_send_any_active("variable request")
         if not self._peer.advertises(OamConfig.VARIABLE_RETRIEVAL):
-            raise LocalProtocolError("the peer does not advertise variable retrieval")
+            raise LocalProtocolError("the peer does not offer variable retrieval (its OAM configuration leaves it out)")
         self._enqueue(VariableRequest(self.mac, 0, descriptors))
         self._settle(now)
 
     def send_org_specific(self, oui: int, value: bytes, *, now: float) -> None:
         """Send an Organization Specific OAMPDU (SEND_ANY only)."""
         if self.state is not S.SEND_ANY:
-            raise LocalProtocolError(f"organization specific OAMPDUs need SEND_ANY, not {self.state.value}")
+            raise LocalProtocolError(f"organization specific OAMPDUs wait for discovery: {self._discovery_in_words()}")
         self._enqueue(OrgSpecificPdu(self.mac, 0, oui, value))
         self._settle(now)
 
@@ -491,11 +485,11 @@ class OamPort:
             if refusal is not None:
                 return refusal
             if not self._peer.advertises(OamConfig.REMOTE_LOOPBACK):
-                return "the peer does not advertise remote loopback"
+                return "the peer does not offer remote loopback (its OAM configuration leaves it out)"
             if not self._loopback.allows(Input.START):
-                return f"loopback is {self.loopback.name.lower()}"
+                return _LOOPBACK_IN_WORDS[self.loopback]
         elif not self._loopback.allows(Input.STOP):
-            return f"no loopback of ours to stop ({self.loopback.name.lower()})"
+            return f"no loopback of ours to stop: {_LOOPBACK_IN_WORDS[self.loopback]}"
         return None
 
     def start_loopback(self, *, now: float) -> None:
@@ -775,10 +769,14 @@ class OamPort:
     def _send_any_active_refusal(self, what: str) -> str | None:
         """Why `what` cannot be asked of the peer now: it needs Active mode and SEND_ANY."""
         if self.settings.mode is not OamMode.ACTIVE:
-            return f"{what} needs Active mode"
+            return f"{what} is asked by an Active port only, and this port is Passive"
         if self.state is not S.SEND_ANY:
-            return f"{what} needs SEND_ANY, not {self.state.value}"
+            return self._discovery_in_words()
         return None
+
+    def _discovery_in_words(self) -> str:
+        """Why the port is not operational, for an operator (refusals name no state)."""
+        return _OPER_STATUS_IN_WORDS[self.oper_status]
 
     def _require_send_any_active(self, what: str) -> None:
         refusal = self._send_any_active_refusal(what)
@@ -815,6 +813,30 @@ _OPER_STATUS = {
     S.SEND_LOCAL_REMOTE: OperStatus.SEND_LOCAL_AND_REMOTE,
     S.SEND_LOCAL_REMOTE_OK: OperStatus.SEND_LOCAL_AND_REMOTE_OK,
     S.SEND_ANY: OperStatus.OPERATIONAL,
+}
+
+
+#: refusals in an operator's words: why a request that needs a discovered peer waits
+_OPER_STATUS_IN_WORDS = {
+    OperStatus.DISABLED: "OAM is administratively disabled on this port",
+    OperStatus.LINK_FAULT: "the link is down (or has a fault)",
+    OperStatus.NON_OPER_HALF_DUPLEX: "the link is half duplex, and OAM runs on full-duplex links only",
+    OperStatus.PASSIVE_WAIT: "no peer discovered yet (a Passive port waits for an Active peer)",
+    OperStatus.ACTIVE_SEND_LOCAL: "no peer discovered yet",
+    OperStatus.SEND_LOCAL_AND_REMOTE: "discovery is not complete: the peer's OAM configuration is being evaluated",
+    OperStatus.SEND_LOCAL_AND_REMOTE_OK: "discovery is not complete: the peer has not accepted this port yet",
+    OperStatus.OAM_PEERING_LOCALLY_REJECTED: "this port rejects the peer's OAM configuration (see show port)",
+    OperStatus.OAM_PEERING_REMOTELY_REJECTED: "the peer rejects this port's OAM configuration (see show port)",
+    OperStatus.OPERATIONAL: "discovery is complete",
+}
+#: why loopback cannot start (or stop) now, by the loopback status
+_LOOPBACK_IN_WORDS = {
+    LoopbackStatus.NO_LOOPBACK: "no loopback is running",
+    LoopbackStatus.INITIATING_LOOPBACK: "a loopback request to the peer is already under way",
+    LoopbackStatus.REMOTE_LOOPBACK: "the peer already loops this port's frames back",
+    LoopbackStatus.TERMINATING_LOOPBACK: "the last loopback is still ending",
+    LoopbackStatus.LOCAL_LOOPBACK: "this port loops the peer's frames back (the peer's loopback: the peer ends it)",
+    LoopbackStatus.UNKNOWN: "the loopback status is unknown",
 }
 
 

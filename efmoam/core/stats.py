@@ -1,15 +1,22 @@
-"""The 17 counters of RFC 4878 dot3OamStatsTable, kept across state changes.
+"""The 17 counters of RFC 4878 dot3OamStatsTable, kept across state changes, and the
+display baseline that `clear ... statistics` takes.
 
 OAMPDU code and direction name a counter (`sent`, `received`); `COUNTER_OF` is the one
 table from (code, direction, duplicate) to the counter.  A code the table does not
 name is an unsupported code.  The steady state's two counters, the keep-alives sent and
 received, are incremented in place where they happen: one method call would be a fifth
 of the engine's work per keep-alive (tests/bench/test_core_bench.py).
+
+Counters never go back: Prometheus takes a counter that falls for a restart, and an SNMP
+manager for a wrap.  An operator's clear therefore changes only what show presents: it
+takes a `DisplayBaseline` of the counters, and show subtracts it.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
@@ -25,7 +32,7 @@ class Direction(enum.Enum):
 class OamStatistics:
     """dot3OamStatsEntry: OAMPDUs sent and received per code, and frames lost.
 
-    Counters only grow (a `clear` starts them again from zero, as an operator asks).
+    Counters only grow (a clear is a `DisplayBaseline` for show, never a reset).
     `frames_lost_due_to_oam` counts OAMPDUs the transmit queue had to drop for lack of
     room (the multiplexer's transmit contention of the RFC's definition).
     """
@@ -94,3 +101,43 @@ def _rfc_name(field: str) -> str:
 
 
 RFC4878_NAMES: dict[str, str] = {a.name: _rfc_name(a.name) for a in attrs.fields(OamStatistics)}
+
+
+class DisplayBaseline:
+    """Counters as show presents them: from zero at the last clear.
+
+    `take` notes the counters of a view (its values under `keys`: a number, or numbers by
+    name such as drops by reason); `shown` gives a view with each of them less what was
+    noted.  A counter found below its baseline started again (its port or socket was made
+    anew) and is shown as it is.  In the mappings named `sparse`, which list only the
+    names that counted, a name back at its baseline is left out as it was before.
+    """
+
+    def __init__(self) -> None:
+        self._taken: dict[str, Any] = {}
+        self._sparse: frozenset[str] = frozenset()
+
+    def take(self, view: Mapping[str, Any], keys: Iterable[str], sparse: Iterable[str] = ()) -> None:
+        """Clear: from now on show subtracts `view`'s counters under `keys`."""
+        self._taken = {key: dict(value) if isinstance(value, Mapping) else value
+                       for key in keys if (value := view.get(key)) is not None}  # fmt: skip
+        self._sparse = frozenset(sparse)
+
+    def shown(self, view: Mapping[str, Any]) -> dict[str, Any]:
+        """A copy of `view` with its counters less the baseline."""
+        shown = dict(view)
+        for key, taken in self._taken.items():
+            value = view.get(key)
+            if isinstance(value, Mapping) and isinstance(taken, Mapping):
+                since = {name: _since(count, taken.get(name, 0)) for name, count in value.items()}
+                shown[key] = {name: n for name, n in since.items() if n} if key in self._sparse else since
+            else:
+                shown[key] = _since(value, taken)
+        return shown
+
+
+def _since(count: Any, taken: Any) -> Any:
+    """A counter less its baseline (anything but two ints: as it is)."""
+    if type(count) is not int or type(taken) is not int:
+        return count
+    return count - taken if count >= taken else count

@@ -5,9 +5,10 @@ A request is ``{"id": 1, "op": "show_port", "args": {"port": "eth0"}}``; the rep
 ..., "message": ...}}``.  Lines are capped at 64 KiB.  `request` is the blocking client
 the CLI uses; whatever goes wrong, it raises a `ControlError` with a one-line message.
 
-The server, ``ControlServer(path, handler, selector, *, on_error=None, mode=0o660,
-max_clients=64, idle_timeout=30.0, max_output=1 MiB, requests_per_wake=16)``, lives in
-the daemon's loop and cannot freeze or end it, whatever its clients do:
+The server, ``ControlServer(path, handler, selector, *, on_error=None, group=None,
+max_clients=64, idle_timeout=30.0, max_output=1 MiB, requests_per_wake=16,
+max_watch_output=256 KiB, on_watch_drop=None, clock=time.monotonic)``, lives in the
+daemon's loop and cannot freeze or end it, whatever its clients do:
 
 - It registers its listener and its clients in `selector` itself, each with ``data`` a
   callable taking ``now`` (the daemon's monotonic clock): the loop calls ``key.data(now)``
@@ -29,13 +30,26 @@ the daemon's loop and cannot freeze or end it, whatever its clients do:
   request and taken no reply bytes.  Connections beyond ``max_clients`` get a ``busy``
   reply and are closed.  When accept fails (EMFILE, ENFILE, ENOBUFS, ENOMEM ...) the
   listener is not watched for a second.
+- Watchers: a handler that returns a `Subscription` turns its client into a watcher:
+  after the reply, ``publish(record)`` queues each record the subscription accepts as
+  one JSON line (what the client sends from then on is read and ignored; its end of
+  input ends the watch).  A watcher waiting with nothing queued is never idle; its queue
+  is bounded by ``max_watch_output`` (256 KiB): past it the watch ends, its unsent
+  records are dropped, it gets a ``watch_overflow`` error line, ``on_watch_drop(peer,
+  pending bytes)`` is called, and the server never blocks or grows for a slow reader.
+  Watchers count against ``max_clients``.  `Watch` is the blocking client.
 - ``stats`` (read-only) counts accepted, refused, accept_errors, idle_closed,
   output_overflow, bad_requests (lines that are not a request: handler ControlErrors are
-  not counted), internal_errors and line_too_long; ``clients`` is the number connected.
+  not counted), internal_errors, line_too_long and watch_overflow; ``clients`` is the
+  number connected.
 - Only a socket is ever removed from `path`: anything else there is a ``bad_socket_path``
   ControlError (as is a path it cannot bind), a socket someone answers on is
   ``already_running``, and ``close()`` removes the socket only if it is still the one
-  it bound.
+  it bound.  A path it may not create is a ``not_permitted`` ControlError.
+- ``group`` (a gid) may use the socket: mode 0660 and that group, a directory it makes
+  for the socket 0750 and the group's; None, or a group it cannot give, 0600
+  (`efmoam.daemon.access`).  ``set_group`` changes it (a reload); ``group_problem``
+  says why the group was not given.
 """
 
 from __future__ import annotations
@@ -49,11 +63,11 @@ import socket
 import stat
 import struct
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
-import attrs
+from efmoam.daemon import access
 
 MAX_LINE = 64 * 1024
 PROTOCOL_VERSION = 1
@@ -70,6 +84,7 @@ _STATS = (
     "bad_requests",
     "internal_errors",
     "line_too_long",
+    "watch_overflow",
 )
 
 
@@ -85,8 +100,7 @@ class ControlError(Exception):
 _UCRED = struct.Struct("3i")  #: struct ucred: pid, uid, gid
 
 
-@attrs.frozen
-class Peer:
+class Peer(NamedTuple):  # not attrs: the CLI imports this module, and starts faster without it
     """The process that connected to the control socket (SO_PEERCRED, read at accept)."""
 
     pid: int
@@ -94,8 +108,17 @@ class Peer:
     gid: int
 
 
+class Subscription(NamedTuple):
+    """What a handler returns to turn its client into a watcher: `reply` is the request's
+    result, then every published record `accepts` follows as one JSON line."""
+
+    accepts: Callable[[dict[str, Any]], bool]
+    reply: Any = None
+
+
 Handler = Callable[[str, dict[str, Any], Peer | None], Any]
 ErrorCallback = Callable[[str, Exception], None]
+WatchDropCallback = Callable[[Peer | None, int], None]
 
 
 class _Client:
@@ -110,6 +133,7 @@ class _Client:
         self.events = 0  #: the selector events it is registered for (0: not registered)
         self.on_io: Callable[[float], None] = lambda _now: None  #: its selector callback
         self.open = True
+        self.subscription: Subscription | None = None  #: set once it watches (`publish`)
 
 
 class ControlServer:
@@ -122,13 +146,16 @@ class ControlServer:
         selector: selectors.BaseSelector,
         *,
         on_error: ErrorCallback | None = None,
-        mode: int = 0o660,
+        group: int | None = None,
         max_clients: int = 64,
         idle_timeout: float = 30.0,
         max_output: int = 1 << 20,
         requests_per_wake: int = 16,
+        max_watch_output: int = 256 << 10,
+        on_watch_drop: WatchDropCallback | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if min(max_clients, max_output, requests_per_wake) < 1 or not idle_timeout > 0:
+        if min(max_clients, max_output, requests_per_wake, max_watch_output) < 1 or not idle_timeout > 0:
             raise ValueError("the control server's limits must be positive")
         self.path = path
         self._handler = handler
@@ -138,6 +165,9 @@ class ControlServer:
         self.idle_timeout = idle_timeout
         self.max_output = max_output
         self.requests_per_wake = requests_per_wake
+        self.max_watch_output = max_watch_output
+        self._on_watch_drop = on_watch_drop
+        self._clock = clock
         self._stats = dict.fromkeys(_STATS, 0)
         self._clients: dict[int, _Client] = {}
         self._resting_until: float | None = None
@@ -145,14 +175,18 @@ class ControlServer:
         _remove_stale(path)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            directory = os.path.dirname(path) or "."
+            #: the socket's directory when the server made it (it follows the group too)
+            self._directory = directory if access.make_directory(directory) else None
             self.listener.bind(path)
             self._bound = _identity(os.lstat(path))
-            os.chmod(path, mode)
+            #: why the socket is not the group's as configured (None: it is)
+            self.group_problem = access.grant(path, group, self._directory)
             self.listener.listen(16)
         except OSError as exc:
             self.listener.close()
-            raise ControlError("bad_socket_path", f"cannot listen on {path}: {exc.strerror or exc}") from exc
+            code = "not_permitted" if isinstance(exc, PermissionError) else "bad_socket_path"
+            raise ControlError(code, f"cannot listen on {path}: {exc.strerror or exc}") from exc
         self.listener.setblocking(False)
         selector.register(self.listener, selectors.EVENT_READ, self._on_accept)
 
@@ -160,15 +194,32 @@ class ControlServer:
     def stats(self) -> Mapping[str, int]:
         return MappingProxyType(self._stats)
 
+    def set_group(self, group: int | None) -> str | None:
+        """Give the socket to group `group` (mode 0660; None: 0600, see `efmoam.daemon.access`);
+        returns why it could not be given, or None."""
+        try:
+            self.group_problem = access.grant(self.path, group, self._directory)
+        except OSError as exc:
+            self.group_problem = f"cannot set the control socket's mode: {exc.strerror or exc}"
+        return self.group_problem
+
     @property
     def clients(self) -> int:
         return len(self._clients)
+
+    @property
+    def watching(self) -> bool:
+        """Whether any client watches (`publish` has somewhere to send records)."""
+        return any(client.subscription is not None for client in self._clients.values())
 
     def next_deadline(self) -> float | None:
         """When `service` must run next (now or earlier while requests wait); None: no need."""
         times = [] if self._resting_until is None else [self._resting_until]
         for client in self._clients.values():
-            times.append(client.active_at + self.idle_timeout if client.ready_at is None else client.ready_at)
+            if client.ready_at is not None:
+                times.append(client.ready_at)
+            elif not _waiting_for_records(client):
+                times.append(client.active_at + self.idle_timeout)
         return min(times, default=None)
 
     def service(self, now: float) -> int:
@@ -184,7 +235,7 @@ class ControlServer:
                 answered += self._answer_waiting(client, now)
                 self._send(client, now)
                 self._settle(client, now)
-            elif now - client.active_at >= self.idle_timeout:
+            elif now - client.active_at >= self.idle_timeout and not _waiting_for_records(client):
                 self._stats["idle_closed"] += 1
                 self._drop(client)
         return answered
@@ -194,7 +245,9 @@ class ControlServer:
         if self._closed:
             return
         self._closed = True
+        now = self._clock()
         for client in list(self._clients.values()):
+            self._send(client, now)  # a watcher's last records, as far as its socket takes them now
             self._drop(client)
         if self._resting_until is None:
             self._selector.unregister(self.listener)
@@ -244,7 +297,10 @@ class ControlServer:
                 return
             if data == b"":
                 client.reading = False
-            elif data:
+                if client.subscription is not None:  # a watcher hung up
+                    self._drop(client)
+                    return
+            elif data and client.subscription is None:  # a watcher's input is read and ignored
                 client.inbox += data
         self._settle(client, now)
 
@@ -319,6 +375,50 @@ class ControlServer:
         self._clients.pop(client.sock.fileno(), None)
         client.sock.close()
 
+    # -- watchers ----------------------------------------------------------------------
+
+    def publish(self, record: dict[str, Any]) -> None:
+        """Queue `record` as one JSON line to every watcher that accepts it; never blocks
+        (the selector sends it).  A watcher whose queue would pass `max_watch_output`,
+        even after a send of what its socket takes at once, is ended: its unsent records
+        are dropped, it gets a ``watch_overflow`` error line."""
+        line: bytes | None = None
+        for client in list(self._clients.values()):
+            subscription = client.subscription
+            if subscription is None or not client.open or not subscription.accepts(record):
+                continue
+            if line is None:
+                try:
+                    line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
+                except (TypeError, ValueError, RecursionError):  # the daemon's bug: counted, not raised
+                    self._stats["internal_errors"] += 1
+                    return
+            if len(client.outbox) + len(line) > self.max_watch_output:
+                self._send(client, self._clock())  # a burst: what the socket takes now is not queued
+                if not client.open:
+                    continue
+            if len(client.outbox) + len(line) > self.max_watch_output:
+                self._end_watch(client)
+                continue
+            if not client.outbox:  # its idle clock runs while records wait
+                client.active_at = self._clock()
+            client.outbox += line
+            self._watch(client)
+
+    def _end_watch(self, client: _Client) -> None:
+        self._stats["watch_overflow"] += 1
+        pending = len(client.outbox)
+        client.subscription = None
+        client.reading = False
+        head = client.outbox.find(b"\n") + 1  # the first line may be half sent: it goes out whole
+        del client.outbox[head:]
+        message = f"this watch fell {pending >> 10} KiB of records behind and was ended; watch again"
+        client.outbox += _error_line(None, "watch_overflow", message)
+        self._watch(client)
+        if self._on_watch_drop is not None:
+            with contextlib.suppress(Exception):
+                self._on_watch_drop(client.peer, pending)
+
     # -- requests ----------------------------------------------------------------------
 
     def _answer_waiting(self, client: _Client, now: float) -> int:
@@ -329,12 +429,15 @@ class ControlServer:
                 break
             line = bytes(client.inbox[:end])
             del client.inbox[: end + 1]
-            client.outbox += self._answer(line, client.peer)
+            client.outbox += self._answer(line, client)
             client.active_at = now
             answered += 1
+            if client.subscription is not None:  # a watcher from now on: records only
+                client.inbox.clear()
+                break
         return answered
 
-    def _answer(self, line: bytes, peer: Peer | None) -> bytes:
+    def _answer(self, line: bytes, client: _Client) -> bytes:
         try:
             request = json.loads(line)
         except (ValueError, RecursionError, MemoryError) as exc:  # UnicodeDecodeError is a ValueError
@@ -350,7 +453,12 @@ class ControlServer:
             return _error_line(request_id, "bad_request", "args must be an object")
         op = request["op"]
         try:
-            return _line({"id": request_id, "ok": True, "result": self._handler(op, args, peer)})
+            result = self._handler(op, args, client.peer)
+            if isinstance(result, Subscription):
+                reply = _line({"id": request_id, "ok": True, "result": result.reply})
+                client.subscription = result
+                return reply
+            return _line({"id": request_id, "ok": True, "result": result})
         except ControlError as exc:
             return _error_line(request_id, exc.code, exc.message)
         except Exception as exc:  # the daemon's bug: answered and reported, never raised
@@ -359,6 +467,11 @@ class ControlServer:
                 with contextlib.suppress(Exception):
                     self._on_error(op, exc)
             return _error_line(request_id, "internal", f"internal error ({type(exc).__name__}); see the daemon's log")
+
+
+def _waiting_for_records(client: _Client) -> bool:
+    """A watcher with nothing pending is not idle: it waits for the daemon."""
+    return client.subscription is not None and not client.outbox
 
 
 def _line(reply: dict[str, Any]) -> bytes:
@@ -420,41 +533,114 @@ MAX_REPLY = 64 << 20  #: a longer "reply" is not from an efmoam daemon
 
 def request(path: str, op: str, args: dict[str, Any] | None = None, timeout: float = 5.0) -> Any:
     """Send one request and return its result, or raise ControlError (within about `timeout` s)."""
-    line = json.dumps({"id": 1, "op": op, "args": args or {}}).encode() + b"\n"
-    deadline = time.monotonic() + timeout
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _connect(path, timeout)
     try:
-        sock.settimeout(timeout)
-        try:
-            sock.connect(path)
-        except (FileNotFoundError, ConnectionRefusedError) as exc:
-            raise ControlError("not_running", f"the efmoam daemon is not running (no answer on {path})") from exc
-        except PermissionError as exc:
-            raise ControlError("permission", f"no permission to use {path}") from exc
-        except (BlockingIOError, TimeoutError) as exc:
-            raise ControlError("busy", f"the efmoam daemon takes no connection on {path} now; try again") from exc
-        except OSError as exc:
-            raise ControlError("socket_error", f"cannot connect to {path}: {_reason(exc)}") from exc
-        buffer = bytearray()
-        try:
-            sock.sendall(line)
-            while b"\n" not in buffer:
-                sock.settimeout(max(deadline - time.monotonic(), 0.001))
-                chunk = sock.recv(65536)
-                if not chunk:
-                    raise ControlError("disconnected", "the daemon closed the connection without an answer")
-                buffer += chunk
-                if len(buffer) > MAX_REPLY:
-                    raise ControlError("bad_reply", f"the answer on {path} is not an efmoam reply (too long)")
-        except TimeoutError as exc:
-            raise ControlError("timeout", f"the efmoam daemon did not answer within {timeout:g} s on {path}") from exc
-        except (BrokenPipeError, ConnectionResetError) as exc:
-            raise ControlError("disconnected", "the daemon closed the connection without an answer") from exc
-        except OSError as exc:
-            raise ControlError("socket_error", f"talking to {path}: {_reason(exc)}") from exc
+        return _result(_exchange(sock, path, op, args, timeout, bytearray()), path)
     finally:
         sock.close()
-    return _result(bytes(buffer.partition(b"\n")[0]), path)
+
+
+def _connect(path: str, timeout: float) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except BaseException as exc:
+        sock.close()
+        if isinstance(exc, FileNotFoundError | ConnectionRefusedError):
+            raise ControlError("not_running", f"the efmoam daemon is not running (no answer on {path})") from exc
+        if isinstance(exc, PermissionError):
+            raise ControlError("permission", f"no permission to use {path}") from exc
+        if isinstance(exc, BlockingIOError | TimeoutError):
+            raise ControlError("busy", f"the efmoam daemon takes no connection on {path} now; try again") from exc
+        if isinstance(exc, OSError):
+            raise ControlError("socket_error", f"cannot connect to {path}: {_reason(exc)}") from exc
+        raise
+    return sock
+
+
+def _exchange(
+    sock: socket.socket, path: str, op: str, args: dict[str, Any] | None, timeout: float, buffer: bytearray
+) -> bytes:
+    """Send one request and return its reply line; what came after it stays in `buffer`."""
+    deadline = time.monotonic() + timeout
+    try:
+        sock.sendall(json.dumps({"id": 1, "op": op, "args": args or {}}).encode() + b"\n")
+        while b"\n" not in buffer:
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise ControlError("disconnected", "the daemon closed the connection without an answer")
+            buffer += chunk
+            if len(buffer) > MAX_REPLY:
+                raise ControlError("bad_reply", f"the answer on {path} is not an efmoam reply (too long)")
+    except TimeoutError as exc:
+        raise ControlError("timeout", f"the efmoam daemon did not answer within {timeout:g} s on {path}") from exc
+    except (BrokenPipeError, ConnectionResetError) as exc:
+        raise ControlError("disconnected", "the daemon closed the connection without an answer") from exc
+    except OSError as exc:
+        raise ControlError("socket_error", f"talking to {path}: {_reason(exc)}") from exc
+    line, _, rest = buffer.partition(b"\n")
+    buffer[:] = rest
+    return bytes(line)
+
+
+class Watch:
+    """A subscription to the daemon's records (the ``watch`` op): `result` is the daemon's
+    answer, `records()` yields each record as it comes, blocking; it ends by raising
+    ControlError: ``disconnected`` when the daemon closes (it stopped), or the daemon's
+    error (``watch_overflow``: this client read too slowly)."""
+
+    def __init__(self, path: str, args: dict[str, Any] | None = None, timeout: float = 5.0) -> None:
+        self.path = path
+        self._buffer = bytearray()
+        self._sock = _connect(path, timeout)
+        try:
+            self.result = _result(_exchange(self._sock, path, "watch", args, timeout, self._buffer), path)
+            self._sock.settimeout(None)
+        except BaseException:
+            self._sock.close()
+            raise
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                if len(self._buffer) > MAX_REPLY:
+                    raise ControlError("bad_reply", f"a record on {self.path} is not an efmoam record (too long)")
+                try:
+                    chunk = self._sock.recv(65536)
+                except OSError as exc:
+                    raise ControlError("disconnected", f"the connection to the daemon failed: {_reason(exc)}") from exc
+                if not chunk:
+                    raise ControlError("disconnected", "the daemon closed the connection (it stopped or restarts)")
+                self._buffer += chunk
+                continue
+            line = bytes(self._buffer[:end])
+            del self._buffer[: end + 1]
+            yield _record(line, self.path)
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def _record(line: bytes, path: str) -> dict[str, Any]:
+    """A watched record; an error line from the daemon (the watch ended) is raised."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise ControlError("bad_reply", f"a record on {path} is not an efmoam record (not JSON)") from exc
+    if not isinstance(record, dict):
+        raise ControlError("bad_reply", f"a record on {path} is not an efmoam record")
+    if record.get("ok") is False:
+        _result(line, path)  # raises the daemon's error
+    return record
 
 
 def _result(line: bytes, path: str) -> Any:

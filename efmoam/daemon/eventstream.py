@@ -2,14 +2,19 @@
 command, one object per line.
 
 For log shippers (Vector, Fluent Bit, a Kafka producer): the sink is stderr or a file,
-appended to and reopened on SIGHUP so that logrotate can move it away.  Under systemd
-(``$JOURNAL_STREAM`` set and the journal's socket present) the stderr sink writes to the
-journal natively instead: one entry per record, ``MESSAGE`` the JSON line and one
-``EFMOAM_<KEY>`` field per scalar value, nested objects flattened (``EFMOAM_EVENT_TYPE``;
-``journalctl EFMOAM_PORT=eth0``).  A write that fails is reported once per distinct
-error through `on_error` and the record is lost; the daemon keeps running.
+appended to and reopened on SIGHUP so that logrotate can move it away.  Under journald
+(stderr is the journal stream: `efmoam.daemon.journal.under_journald`, and the journal's
+socket is there) the stderr sink writes to the journal natively instead: one entry per
+record, ``MESSAGE`` the JSON line, ``PRIORITY`` by what the record says (`PRIORITIES`)
+and one ``EFMOAM_<KEY>`` field per scalar value, nested objects flattened
+(``EFMOAM_EVENT_TYPE``; ``journalctl EFMOAM_PORT=eth0``; at most `MAX_FIELDS`, values of
+one line and at most `MAX_FIELD_VALUE` characters: the rest is in ``MESSAGE`` only).  A
+write that fails is reported once per distinct error through `on_error` and the record
+is lost; the daemon keeps running.
 
-Schema 2, four kinds of record (the README, "Running a fleet", documents each key):
+Schema 3, four kinds of record (the README, "Running a fleet", documents each key; 3:
+the event entry's keys renamed to the one vocabulary, see `efmoam.views.data`); every
+record has ``monotonic`` and ``time`` (seconds since the epoch), when it was written:
 
 * ``{"kind": "event", ..., "cause": ..., "event": {...}}``: an event-log entry was
   written (raised or cleared); ``event`` is the entry's one dict view
@@ -33,39 +38,97 @@ import socket
 import stat
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from efmoam.config.model import EventSink, EventStreamConfig
 from efmoam.core.outputs import EventLogged, PolicyEvent
+from efmoam.daemon.journal import under_journald
 
 if TYPE_CHECKING:
     from efmoam.daemon.control import Peer
 
-SCHEMA = 2
+SCHEMA = 3
 JOURNAL_SOCKET = "/run/systemd/journal/socket"
-_FIELD_NAME = re.compile(r"[A-Z0-9_]+")
+_FIELD_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")  #: journald's rule for a field name
+MAX_FIELDS = 64  #: EFMOAM_ fields per entry (an operator's args are the client's)
+MAX_FIELD_VALUE = 1024
+_MAX_DEPTH = 4  #: nested objects flattened; deeper ones are in MESSAGE only
+
+#: the journal's PRIORITY (syslog levels: 3 err, 4 warning, 5 notice, 6 info) of a record,
+#: by what it says (`situation`); the README's "Running a fleet" lists it
+PRIORITIES = {
+    "event sf raised": 3,  #: a signal-failure event began
+    "event sd raised": 4,  #: a signal-degrade event began
+    "event cleared": 5,
+    "port_action failed": 3,  #: taking a port out of service or returning it failed
+    "port_action out-of-service": 4,
+    "port_action in-service": 5,
+    "policy_event raised acting": 4,  #: a session event began whose actions do more than log
+    "policy_event raised": 5,
+    "policy_event cleared": 5,
+    "policy_event released": 5,
+    "policy_event moment": 6,  #: an instant (session up): information
+    "operator": 5,
+}
+DEFAULT_PRIORITY = 5
+
+
+def situation(record: dict[str, Any]) -> str:
+    """What a record says, as a key of `PRIORITIES`."""
+    kind = record.get("kind")
+    if kind == "event":
+        entry = record.get("event")
+        entry = entry if isinstance(entry, dict) else {}
+        return f"event {entry.get('severity')} raised" if entry.get("active") else "event cleared"
+    if kind == "port_action":
+        return "port_action failed" if record.get("result") == "failed" else f"port_action {record.get('action')}"
+    if kind == "policy_event":
+        state, actions = record.get("state"), record.get("actions")
+        acting = state == "raised" and isinstance(actions, list) and any(action != "log" for action in actions)
+        return f"policy_event {state}{' acting' if acting else ''}"
+    return str(kind)
 
 
 def journal_entry(record: dict[str, Any], line: str) -> bytes:
     """A record in the journal's native protocol (KEY=value lines; JSON has no newline)."""
-    fields = {"MESSAGE": line, "SYSLOG_IDENTIFIER": "efmoam", "PRIORITY": "5"}
-    for key, value in _flattened(record, "EFMOAM"):
-        if isinstance(value, str | int | float | bool) and _FIELD_NAME.fullmatch(key) and "\n" not in str(value):
-            fields[key] = str(value)
+    priority = PRIORITIES.get(situation(record), DEFAULT_PRIORITY)
+    fields = {"MESSAGE": line, "SYSLOG_IDENTIFIER": "efmoam", "PRIORITY": str(priority)}
+    for key, value in _flattened(record, "EFMOAM", _MAX_DEPTH):
+        if len(fields) - 3 >= MAX_FIELDS:
+            break
+        if not isinstance(value, str | int | float | bool) or not _FIELD_NAME.fullmatch(key):
+            continue
+        text = str(value)
+        if len(text) <= MAX_FIELD_VALUE and "\n" not in text:
+            fields[key] = text
     return "".join(f"{name}={value}\n" for name, value in fields.items()).encode()
 
 
-def _flattened(record: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
-    """(PREFIX_KEY, value) for every value, the keys of nested objects joined with ``_``."""
+def _flattened(record: dict[str, Any], prefix: str, depth: int) -> list[tuple[str, Any]]:
+    """(PREFIX_KEY, value) for every value, the keys of nested objects joined with ``_``
+    (`depth` levels of them)."""
     items: list[tuple[str, Any]] = []
     for key, value in record.items():
-        name = f"{prefix}_{key.upper()}"
-        items += _flattened(value, name) if isinstance(value, dict) else [(name, value)]
+        name = f"{prefix}_{str(key).upper()}"
+        if not isinstance(value, dict):
+            items.append((name, value))
+        elif depth > 1:
+            items += _flattened(value, name, depth - 1)
     return items
 
 
+class Tap(Protocol):
+    """Where every record also goes, whatever the sink (the control socket's watchers)."""
+
+    @property
+    def watching(self) -> bool: ...
+
+    def publish(self, record: dict[str, Any]) -> None: ...
+
+
 class EventStream:
-    """Writes records to the configured sink (`EventSink.NONE`: writes nothing)."""
+    """Writes records to the configured sink (`EventSink.NONE`: writes nothing) and to
+    `tap` (set by the daemon once its control socket listens)."""
 
     def __init__(
         self,
@@ -79,17 +142,19 @@ class EventStream:
         self._stderr = stderr
         #: the journal's socket when the stderr sink goes to the journal natively
         self.journal_socket = journal_socket
-        if journal_socket is None and os.environ.get("JOURNAL_STREAM") and os.path.exists(JOURNAL_SOCKET):
+        if journal_socket is None and under_journald(stderr) and os.path.exists(JOURNAL_SOCKET):
             self.journal_socket = JOURNAL_SOCKET
         self._journal: socket.socket | None = None
         self._file: TextIO | None = None
         self._error: str | None = None
+        self.tap: Tap | None = None
         if config.sink is EventSink.FILE:
             self.reopen()
 
     @property
     def enabled(self) -> bool:
-        return self.config.sink is not EventSink.NONE
+        """Whether records go anywhere (else they need not be built)."""
+        return self.config.sink is not EventSink.NONE or (self.tap is not None and self.tap.watching)
 
     def reopen(self) -> None:
         """Close and open the file again (after a rotation: SIGHUP)."""
@@ -115,6 +180,8 @@ class EventStream:
 
     def write(self, record: dict[str, Any]) -> None:
         """One record as one line."""
+        if self.tap is not None:
+            self.tap.publish(record)
         if self.config.sink is EventSink.NONE:
             return
         line = json.dumps(record, separators=(",", ":"), sort_keys=False) + "\n"
@@ -140,6 +207,7 @@ class EventStream:
         try:
             if self._journal is None:
                 self._journal = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                self._journal.setblocking(False)  # a journal that lags loses records, never holds the loop
             self._journal.sendto(journal_entry(record, line), self.journal_socket)
         except OSError as exc:
             self._failed(f"journal: {exc}")

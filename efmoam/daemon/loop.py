@@ -49,9 +49,10 @@ class Guard:
 
     def caught(self, where: str, exc: BaseException, **fields: Any) -> None:
         self.errors[where] = self.errors.get(where, 0) + 1
+        trace = "".join(traceback.format_exception(exc))  # its lines after the message's (`Journal.log`)
         self.journal.limited(
-            time.monotonic(), "daemon", f"internal:{where}", f"internal error in {where}; carrying on",
-            level="error", error=repr(exc), traceback="".join(traceback.format_exception(exc)).strip(), **fields,
+            time.monotonic(), "daemon", f"internal:{where}", f"internal error in {where}; carrying on\n{trace}",
+            level="error", error=repr(exc), **fields,
         )  # fmt: skip
 
 

@@ -11,7 +11,8 @@ Failure policy: bad frames are counted and logged with a rate limit; a port acti
 fails is retried until it verifies, and verified while it holds; a bad configuration on
 reload is reported and the running one stays; a counter source that fails is logged
 once per error and the port keeps running without that sample; a state file that
-cannot be used is set aside, and a failed write is shown and retried.
+cannot be used is set aside, and a failed write is shown and retried.  Started without
+a privilege it needs (`efmoam.daemon.privileges`), it says which in one line and exits 4.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from typing import Any
 
 from efmoam.config import Config, ConfigError, PortProfile, load_config, load_default_config
 from efmoam.core import LoopbackStatus, OamPort
+from efmoam.core.discovery import DiscoveryState
 from efmoam.core.variables import A_FRAMES_RECEIVED_OK
-from efmoam.daemon import heap, operations
+from efmoam.daemon import access, heap, operations, privileges
 from efmoam.daemon.commands import Commands
 from efmoam.daemon.control import ControlError, ControlServer, Peer
 from efmoam.daemon.eventstream import EventStream
@@ -37,7 +39,7 @@ from efmoam.daemon.loop import Deadlines, Loop, drain, signals
 from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.policing import RxPolicer
 from efmoam.daemon.runtime import PortRuntime, Services
-from efmoam.daemon.sdnotify import notify
+from efmoam.daemon.sdnotify import StatusLine, notify
 from efmoam.daemon.snmp import SnmpAgent
 from efmoam.daemon.state import StateStore
 from efmoam.daemon.tracking import Tracking
@@ -99,6 +101,7 @@ class Daemon:
         )  # fmt: skip
         self.tracking = Tracking(self.commands, self.journal)
         self.snmp: SnmpAgent | None = None  #: the DOT3-OAM-MIB subagent (daemon.snmp)
+        self.status = StatusLine(self._status)  #: systemd's STATUS=, kept current
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -124,7 +127,7 @@ class Daemon:
             self._next_poll if self.ports else None, None if earliest is None else earliest[0], self._settle_heap_at,
             self.services.state.next_deadline(), None if self._control is None else self._control.next_deadline(),
             self.commands.next_deadline(), self.tracking.next_deadline(),
-            None if self.snmp is None else self.snmp.next_deadline(),
+            None if self.snmp is None else self.snmp.next_deadline(), self.status.next_deadline(),
         )  # fmt: skip
         return min((d for d in candidates if d is not None), default=None)
 
@@ -150,6 +153,7 @@ class Daemon:
         if self.snmp is not None:
             run("snmp", self.snmp.service, now)
         run("state", self.services.state.flush, now)
+        run("status", self.status.service, now)
 
     def _watch(self, fileobj: Any, where: str, job: Callable[[float], object]) -> None:
         self.loop.watch(fileobj, where, job)
@@ -165,8 +169,11 @@ class Daemon:
         self._links = LinkMonitor()
         self._watch(self._links, "link events", self._on_link_events)
         self._control = ControlServer(
-            self.config.daemon.control_socket, self._answer, self.loop.selector, on_error=self._control_error
-        )
+            self.config.daemon.control_socket, self._answer, self.loop.selector, on_error=self._control_error,
+            on_watch_drop=self._watch_dropped, clock=self._clock, group=self._control_group(),
+        )  # fmt: skip
+        self._warn_control_group(self._control.group_problem)
+        self.services.events.tap = self._control  # `efmoam watch`: the event stream's records
         now = self._clock()
         self.tracking.set_links(self._links.links.values(), now)
         for link in self._links.links.values():
@@ -174,7 +181,7 @@ class Daemon:
         self._reconcile_tables()
         self._start_metrics()
         self._start_snmp()
-        notify("READY=1", f"STATUS={self._status()}")
+        self.status.send_now(self._clock(), "READY=1")
         self.journal.log("notice", "started", ports=len(self.ports), control=self.config.daemon.control_socket)
 
     def _shutdown(self) -> None:
@@ -231,7 +238,7 @@ class Daemon:
         if not settings.enabled:
             return
         try:
-            self._metrics = MetricsServer(self, settings.address, settings.port)
+            self._metrics = MetricsServer(self, settings.address, settings.port, settings.detail)
         except OSError as exc:  # the daemon runs on without metrics
             self.journal.log("error", "metrics not served", address=settings.address, port=settings.port, error=exc)
             return
@@ -256,7 +263,11 @@ class Daemon:
 
     def _reconfigure_fleet(self, old: Config) -> None:
         """After a reload: restart what the daemon section changed."""
-        if self.config.daemon.metrics != old.daemon.metrics:
+        metrics, before = self.config.daemon.metrics, old.daemon.metrics
+        endpoint = (metrics.enabled, metrics.address, metrics.port)
+        if self._metrics is not None and endpoint == (before.enabled, before.address, before.port):
+            self._metrics.detail = metrics.detail  # the endpoint stays bound
+        elif metrics != before:
             self._stop_metrics()
             self._start_metrics()
         if self.config.daemon.snmp != old.daemon.snmp:
@@ -265,9 +276,23 @@ class Daemon:
         if self.config.daemon.event_stream != old.daemon.event_stream:
             self.services.events.close()
             self.services.events = EventStream(self.config.daemon.event_stream, self._event_stream_error)
+            self.services.events.tap = self._control
+        if self.config.daemon.control_socket_group != old.daemon.control_socket_group and self._control is not None:
+            self._warn_control_group(self._control.set_group(self._control_group()))
         self.services.action_verify_interval = self.config.daemon.action_verify_interval
         for runtime in self.ports.values():
             runtime.policer.set_rates(self.config.daemon.rx_rate_limit, self.config.daemon.rx_others_rate_limit)
+
+    def _control_group(self) -> int | None:
+        """The control socket's group id; a group that does not exist is warned about."""
+        gid, problem = access.group_id(self.config.daemon.control_socket_group)
+        self._warn_control_group(problem)
+        return gid
+
+    def _warn_control_group(self, problem: str | None) -> None:
+        if problem is not None:
+            group = self.config.daemon.control_socket_group
+            self.journal.log("warning", "control socket group not applied", group=group, problem=problem)
 
     def _event_stream_error(self, error: str) -> None:
         self.journal.log("error", "event stream not written", error=error)
@@ -326,7 +351,7 @@ class Daemon:
         self._watch(sock, "frames", runtime.read_frames)
         self.journal.log(
             "info", "port added", port=link.name, mac=port.mac, counters=counters.name,
-            provides=",".join(sorted(counters.provides(link.name))) or "none", action=runtime.actions.name,
+            provides=",".join(sorted(counters.provides(link.name))) or "none", backend=runtime.actions.name,
         )  # fmt: skip
         runtime.flush(now)
         self.tracking.follow(runtime, now)
@@ -466,6 +491,10 @@ class Daemon:
     def _control_error(self, op: str, exc: BaseException) -> None:
         self.guard.caught("control op", exc, op=op[:64])
 
+    def _watch_dropped(self, peer: Peer | None, pending: int) -> None:
+        uid, pid = (None, None) if peer is None else (peer.uid, peer.pid)
+        self.journal.log("warning", "watcher too slow, its watch ended", uid=uid, pid=pid, pending_bytes=pending)
+
     def port_extra(self, runtime: PortRuntime) -> dict[str, Any]:
         """What show reports of a port beyond its engine."""
         sock, policer = runtime.sock, runtime.policer
@@ -527,7 +556,7 @@ class Daemon:
                 self._reprofile(runtime, profile, now)
         for link in links.values():
             self._consider(link, now)
-        notify("READY=1", f"STATUS={self._status()}")
+        self.status.send_now(self._clock(), "READY=1")
         self.journal.log("notice", "configuration reloaded", ports=len(self.ports))
 
     def _reprofile(self, runtime: PortRuntime, profile: PortProfile, now: float) -> None:
@@ -553,10 +582,14 @@ class Daemon:
         self.tracking.follow(runtime, now)
 
     def _status(self) -> str:
-        states: dict[str, int] = {}
+        """systemd's STATUS= (``systemctl status efmoam``): what the daemon does, in one line."""
+        up = out_of_service = events = 0
         for runtime in self.ports.values():
-            states[runtime.port.state.value] = states.get(runtime.port.state.value, 0) + 1
-        return f"{len(self.ports)} ports" + "".join(f", {n} {s}" for s, n in sorted(states.items()))
+            port = runtime.port
+            up += port.state is DiscoveryState.SEND_ANY
+            out_of_service += port.out_of_service
+            events += len(port.link_monitoring.active)
+        return f"{len(self.ports)} ports, {up} sessions up, {out_of_service} out of service, {events} active events"
 
 
 def _end_loopback(name: str) -> None:
@@ -584,7 +617,14 @@ def run_daemon(config_path: str | None) -> int:
         journal.log("error", f"configuration refused:\n{exc}")
         return 1
     try:
+        privileges.check(config.daemon.state_dir)
         return Daemon(config, config_path, journal).run()
+    except privileges.NotPermitted as exc:
+        journal.log("error", str(exc))
+        return privileges.EXIT_NOT_PERMITTED
     except ControlError as exc:
+        if exc.code == "not_permitted":
+            journal.log("error", f"{exc.message} ({privileges.CONTROL_SOCKET})")
+            return privileges.EXIT_NOT_PERMITTED
         journal.log("error", exc.message)
         return 1

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from efmoam.core import LocalProtocolError
 from efmoam.core.linkmon import Location
-from efmoam.daemon.control import PROTOCOL_VERSION, ControlError, Peer
-from efmoam.views.data import port_view, summary_view, variable_view
+from efmoam.daemon.control import PROTOCOL_VERSION, ControlError, Peer, Subscription
+from efmoam.views.data import SCHEMA, VARIABLES_SCHEMA, port_view, summary_view, variable_view
 from pdu import Branch, VariableDescriptor
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ MAX_LEAVES = 64  #: attributes one variables request may ask for
 SUMMARY_KEYS = 8  #: arguments an audit record shows (the others are counted)
 SUMMARY_TEXT = 64  #: characters of a string argument (or key) an audit record shows
 SUMMARY_ITEMS = 16  #: items of a list argument an audit record shows
+SHOWN_PORTS = 8  #: port names an unknown_port refusal lists
 _LOCATIONS = {"local": Location.LOCAL, "remote": Location.REMOTE, None: None}
 
 
@@ -43,8 +44,16 @@ def _runtime(daemon: Daemon, args: Args) -> PortRuntime:
         raise ControlError("bad_request", "a port name is needed")
     runtime = daemon.ports.get(name)
     if runtime is None:
-        raise ControlError("unknown_port", f"{name[:64]} is not a port this daemon manages")
+        raise ControlError("unknown_port", f"{name[:64]} is not a port efmoam manages ({_ports_in_words(daemon)})")
     return runtime
+
+
+def _ports_in_words(daemon: Daemon) -> str:
+    names = sorted(daemon.ports)
+    if not names:
+        return "it manages none now: see the configuration's ports and the log"
+    listed = ", ".join(names[:SHOWN_PORTS])
+    return f"ports: {listed}" + (f" and {len(names) - SHOWN_PORTS} more" if len(names) > SHOWN_PORTS else "")
 
 
 def _flag(args: Args, key: str, default: bool) -> bool:
@@ -60,12 +69,26 @@ def _hello(daemon: Daemon, _args: Args, _now: float) -> Any:
 
 def _show_ports(daemon: Daemon, _args: Args, _now: float) -> Any:
     ports = [summary_view(name, runtime.port) for name, runtime in sorted(daemon.ports.items())]
-    return {"schema": 1, "ports": ports, "daemon": daemon.health()}
+    return {"schema": SCHEMA, "ports": ports, "daemon": daemon.health()}
+
+
+#: the counters of a port's view that ``clear port P statistics`` starts again from zero in
+#: show (and only there: `DisplayBaseline`), and those by name that list only the names above 0
+CLEARED = (
+    "statistics", "drops", "peer_quirks", "rx_rate_limited", "rx_policed", "rx_kernel_drops",
+    "tx_errors", "rx_errors", "internal_errors",
+)  # fmt: skip
+SPARSE = ("drops", "peer_quirks")
+
+
+def _counted_view(daemon: Daemon, runtime: PortRuntime) -> dict[str, Any]:
+    """The port's view with its counters as they are (never cleared)."""
+    return port_view(runtime.name, runtime.port, daemon.port_extra(runtime))
 
 
 def _show_port(daemon: Daemon, args: Args, _now: float) -> Any:
     runtime = _runtime(daemon, args)
-    return port_view(runtime.name, runtime.port, daemon.port_extra(runtime))
+    return runtime.display_baseline.shown(_counted_view(daemon, runtime))
 
 
 def _clear_events(daemon: Daemon, args: Args, now: float) -> Any:
@@ -79,11 +102,9 @@ def _clear_events(daemon: Daemon, args: Args, now: float) -> Any:
 
 
 def _clear_statistics(daemon: Daemon, args: Args, now: float) -> Any:
+    """Show's counters start again from zero; the counters themselves (metrics, SNMP) go on."""
     runtime = _runtime(daemon, args)
-    runtime.port.clear_statistics()
-    runtime.policer.clear()
-    runtime.sock.clear_statistics()
-    runtime.internal_errors = 0
+    runtime.display_baseline.take(_counted_view(daemon, runtime), CLEARED, SPARSE)
     runtime.statistics_since = now + daemon.wall_clock_offset
     return {"cleared": "statistics"}
 
@@ -97,7 +118,8 @@ def _loopback(daemon: Daemon, args: Args, now: float) -> Any:
         else:
             runtime.port.stop_loopback(now=now)
     except LocalProtocolError as exc:
-        raise ControlError("not_allowed", str(exc)) from exc
+        verb = "start" if enable else "stop"
+        raise ControlError("not_allowed", f"cannot {verb} loopback on {runtime.name}: {exc}") from exc
     runtime.flush(now)
     return {"loopback": "started" if enable else "stopping"}
 
@@ -130,10 +152,10 @@ def _variables(daemon: Daemon, args: Args, now: float) -> Any:
     try:
         runtime.port.request_variables(descriptors, now=now)
     except LocalProtocolError as exc:
-        raise ControlError("not_allowed", str(exc)) from exc
+        raise ControlError("not_allowed", f"cannot ask the peer on {runtime.name} for variables: {exc}") from exc
     runtime.flush(now)
     runtime.variable_requests += 1
-    return {"requested": leaves, "request": runtime.variable_requests}
+    return {"schema": VARIABLES_SCHEMA, "requested": leaves, "request": runtime.variable_requests}
 
 
 def _variable_answer(daemon: Daemon, args: Args, _now: float) -> Any:
@@ -145,7 +167,16 @@ def _variable_answer(daemon: Daemon, args: Args, _now: float) -> Any:
     answer = runtime.variable_answer
     if answer is None or answer[0] < request:
         return {"answered": False}
-    return {"answered": True, "variables": [variable_view(c) for c in answer[1]]}
+    return {"schema": VARIABLES_SCHEMA, "answered": True, "variables": [variable_view(c) for c in answer[1]]}
+
+
+def _watch(daemon: Daemon, args: Args, _now: float) -> Any:
+    """The connection becomes a feed of the event stream's records (those of one port
+    when the request names it; a port the daemon does not manage is refused)."""
+    if args.get("port") is None:
+        return Subscription(lambda _record: True, {"watching": None})
+    name = _runtime(daemon, args).name
+    return Subscription(lambda record: record.get("port") == name, {"watching": name})
 
 
 def _reload(daemon: Daemon, _args: Args, now: float) -> Any:
@@ -165,11 +196,12 @@ OPERATIONS: dict[str, Operation] = {
     "variables": _variables,
     "variable_answer": _variable_answer,
     "reload": _reload,
+    "watch": _watch,
 }
 
 
 #: the ops that change nothing: not audited
-READ_ONLY = frozenset({"hello", "show_ports", "show_port", "variable_answer"})
+READ_ONLY = frozenset({"hello", "show_ports", "show_port", "variable_answer", "watch"})
 assert READ_ONLY.issubset(OPERATIONS), "a read-only op that is not an op"
 
 

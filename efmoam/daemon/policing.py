@@ -82,9 +82,6 @@ class RxPolicer:
     def policed(self) -> int:
         return self.peer_policed + self.others_policed
 
-    def clear(self) -> None:
-        self.peer_policed = self.others_policed = 0
-
 
 class WireGuard:
     """At most `limit` frames in any `period` seconds, by the clock at the socket."""

@@ -47,6 +47,7 @@ from efmoam.core import (
     VariablesReceived,
 )
 from efmoam.core.linkmon import Location
+from efmoam.core.stats import DisplayBaseline
 from efmoam.daemon.commands import Commands
 from efmoam.daemon.eventstream import EventStream
 from efmoam.daemon.journal import Journal
@@ -56,7 +57,8 @@ from efmoam.daemon.state import StateStore
 from efmoam.linux.actions import ActionError, DownBackend, PortActionBackend, apply_loopback
 from efmoam.linux.counters import BaseCounterSource
 from efmoam.linux.packet import OamSocket
-from pdu import Flag, VariableContainer
+from efmoam.views.data import LOOPBACK_NAMES, OPER_STATUS_NAMES, flag_names
+from pdu import VariableContainer
 
 if typing.TYPE_CHECKING:
     from efmoam.core import PortSettings
@@ -68,6 +70,11 @@ PEER_LINES = 20  #: log lines a minute per port and kind caused by what the peer
 #: backends whose `is_out_of_service` reads the system (the others report what they did)
 VERIFIABLE = frozenset({"block", "down"})
 HOOK_TIMEOUT = 10.0  #: seconds an event hook (the exec action) may run
+#: the event-log entry's keys (`EventLogEntry.view`) a log line of an event carries, under the same names
+EVENT_LOG_FIELDS = (
+    "location", "type", "severity", "slot", "index", "window_seconds", "window_frames", "window_symbols",
+    "threshold", "errors", "port_affecting",
+)  # fmt: skip
 
 
 @attrs.define(eq=False)
@@ -122,6 +129,8 @@ class PortRuntime:
     admin_override: bool | None = None
     #: wall-clock seconds since the port's OAMPDU counters started from zero (added, or cleared)
     statistics_since: float = 0.0
+    #: what show subtracts from the port's counters: their values at the last clear
+    display_baseline: DisplayBaseline = attrs.field(factory=DisplayBaseline)
     admin_up: bool = True  #: the interface is up (IFF_UP), as the link's last notification said
 
     def settings(self) -> PortSettings:
@@ -232,7 +241,7 @@ class PortRuntime:
         except ActionError as exc:
             self.action_error = str(exc)
             self.action_retry_at, self.action_verify_at = now + ACTION_RETRY, None
-            services.journal.log("error", "port action failed", port=self.name, action=self.actions.name, error=exc)
+            services.journal.log("error", "port action failed", port=self.name, backend=self.actions.name, error=exc)
             services.events.port_action(
                 self.name, out_of_service=want, reasons=reasons, backend=self.actions.name, error=str(exc),
                 now=now, wall_clock_offset=services.wall_clock_offset,
@@ -250,7 +259,7 @@ class PortRuntime:
         )  # fmt: skip
         services.journal.log(
             "warning" if want else "notice", "port out of service" if want else "port back in service",
-            port=self.name, action="down" if want_down else self.actions.name, reasons=",".join(reasons) or None,
+            port=self.name, backend="down" if want_down else self.actions.name, reasons=",".join(reasons) or None,
         )  # fmt: skip
 
     def verify_action(self, now: float) -> None:
@@ -270,7 +279,7 @@ class PortRuntime:
         self.actions_reapplied += 1
         self.services.journal.log(
             "error", "port action undone behind the daemon's back; applying it again",
-            port=self.name, action=self.actions.name, error=error,
+            port=self.name, backend=self.actions.name, error=error,
         )  # fmt: skip
         self.action_applied = None
         self.apply_action(now)
@@ -304,8 +313,7 @@ def _on_event_logged(runtime: PortRuntime, output: EventLogged, now: float) -> b
     log(
         now, "event", "warning" if entry.active and entry.port_affecting else "notice",
         "link event" if entry.active else "link event cleared",
-        location=view["location"], type=view["type"], severity=view["severity"], slot=output.slot,
-        value=view["value"], threshold=view["threshold"], window=view["window"], affects_port=entry.port_affecting,
+        **{key: _word(view[key]) for key in EVENT_LOG_FIELDS}, cause=output.cause,
     )  # fmt: skip
     services = runtime.services
     services.events.event(runtime.name, output, _event_action(output), now, services.wall_clock_offset)
@@ -330,8 +338,8 @@ def _on_policy_event(runtime: PortRuntime, output: PolicyEvent, now: float) -> b
     state = output.state
     level = "warning" if output.active and not output.moment and output.actions != ("log",) else "notice"
     runtime.limited(
-        now, "policy", level, f"event {state}", event=output.name, actions=",".join(output.actions),
-        cause=output.cause, detail=output.detail or None, latched=output.latched or None,
+        now, "policy", level, f"event {state}", name=output.name, actions=",".join(output.actions),
+        cause=output.cause, detail=output.detail or None, latched=_word(True) if output.latched else None,
     )  # fmt: skip
     services = runtime.services
     services.events.policy_event(runtime.name, output, now, services.wall_clock_offset)
@@ -362,21 +370,21 @@ def _hook_done(runtime: PortRuntime, event: str, status: int | None, error: str 
 
 def _on_discovery(runtime: PortRuntime, output: DiscoveryChanged, now: float) -> bool:
     runtime.limited(
-        now, "discovery", "info", "discovery", state=output.new.value,
-        oper_status=output.oper_status.name.lower(), cause=output.cause,
+        now, "discovery", "info", "discovery", discovery_state=output.new.value,
+        oper_status=OPER_STATUS_NAMES[output.oper_status], cause=output.cause,
     )  # fmt: skip
     return False
 
 
 def _on_peer(runtime: PortRuntime, output: PeerChanged, now: float) -> bool:
-    runtime.limited(now, "peer", "info", "peer", mac=None if output.peer is None else output.peer.mac)
+    runtime.limited(now, "peer", "info", "peer", peer_mac=None if output.peer is None else output.peer.mac)
     if runtime.services.snmp is not None:  # dot3OamPeerTable has a row while a peer is known
         runtime.services.snmp.mib.invalidate()
     return False
 
 
 def _on_peer_flags(runtime: PortRuntime, output: PeerFlagsChanged, now: float) -> bool:
-    runtime.limited(now, "peer_flags", "notice", "peer flags", flags=_flags(output.flags))
+    runtime.limited(now, "peer_flags", "notice", "peer flags", peer_flags=",".join(flag_names(output.flags)) or "none")
     return False
 
 
@@ -396,7 +404,7 @@ def _on_peer_link_events(runtime: PortRuntime, output: LinkEventsReceived, now: 
 
 def _on_loopback(runtime: PortRuntime, output: LoopbackChanged, now: float) -> bool:
     name = runtime.name
-    runtime.limited(now, "loopback", "notice", "loopback", status=output.status.name.lower(), cause=output.cause)
+    runtime.limited(now, "loopback", "notice", "loopback", status=LOOPBACK_NAMES[output.status], cause=output.cause)
     try:
         apply_loopback(name, output.parser_action, output.mux_action)
     except ActionError as exc:
@@ -442,8 +450,11 @@ def _apply(backend: PortActionBackend, name: str, out: bool, reasons: tuple[str,
         backend.return_to_service(name)
 
 
-def _flags(flags: Flag) -> str:
-    return ",".join(str(f.name).lower() for f in Flag if flags & f) or "none"
+def _word(value: object) -> object:
+    """A log field's value as the JSON outputs spell it (true, false)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
 
 
 def _event_action(logged: EventLogged) -> str:

@@ -131,9 +131,5 @@ class OamSocket:
         self.kernel_drops += drops
         return self.kernel_drops
 
-    def clear_statistics(self) -> None:
-        self.read_kernel_drops()
-        self.send_errors = self.receive_errors = self.kernel_drops = 0
-
     def close(self) -> None:
         self._sock.close()

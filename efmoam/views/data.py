@@ -1,9 +1,15 @@
 """What `show port` shows, as plain data with stable keys (the JSON of `-f json`).
 
-Keys are snake_case; enumerated values and statistics use their RFC 4878 names
-(dot3OamOperStatus values such as ``operational``, dot3OamStatsTable counters such as
-``dot3OamInformationTx``, dot3OamEventLogType names such as ``erroredFrameEvent``).
-Every list stays a list, even with one item; `SCHEMA` grows when a key changes meaning.
+The one vocabulary of the daemon's outputs (the README's "Field reference"; the log, the
+event stream and the metrics use the same names): keys are snake_case; enumerated
+values and statistics use their RFC 4878 names (dot3OamOperStatus values such as
+``activeSendLocal``, dot3OamStatsTable counters such as ``dot3OamInformationTx``,
+dot3OamEventLogType names such as ``erroredFrameEvent``); ``time``, ``since`` and
+``*_at`` are seconds since the epoch, ``monotonic`` and ``*_monotonic`` the daemon's
+monotonic seconds; a window is named by its unit (``window_seconds``, ``window_frames``,
+``window_symbols``; ``window_on_wire`` the TLV's value); other durations are seconds.
+Every list stays a list, even with one item; `SCHEMA` grows when a key changes name or
+meaning (2: the event-log entry's, the monitors' window and the policy's times renamed).
 """
 
 from __future__ import annotations
@@ -11,13 +17,16 @@ from __future__ import annotations
 from typing import Any
 
 from efmoam.core import OamPort
+from efmoam.core.linkmon.eventlog import window_view
 from efmoam.core.linkmon.kinds import FACTS, WindowUnit
 from efmoam.core.outputs import LoopbackStatus, OperStatus
 from efmoam.core.policy.settings import EventName
 from efmoam.core.variables import ATTRIBUTES
 from pdu import Branch, Flag, OamConfig, VariableContainer, VariableIndication, format_oui
 
-SCHEMA = 1
+SCHEMA = 2
+#: the schema of the variables JSON (``efmoam variables -f json``)
+VARIABLES_SCHEMA = 1
 
 OPER_STATUS_NAMES = {
     OperStatus.DISABLED: "disabled",
@@ -68,8 +77,9 @@ def _monitors_view(port: OamPort) -> dict[str, Any]:
             "sd_threshold": settings.sd,
             "sd_clear": settings.sd_clear,
             "sf_clear": settings.sf_clear,
-            "window": settings.window if facts.window_unit is WindowUnit.FRAMES else monitor.window_seconds,
-            "window_on_wire": monitor.wire_window,
+            **window_view(
+                facts, monitor.wire_window, None if facts.window_unit is WindowUnit.FRAMES else monitor.window_seconds
+            ),
             "state": monitor.state.value,
             "errors_last_window": monitor.last_errors,
             "error_running_total": monitor.error_total,
@@ -80,7 +90,7 @@ def _monitors_view(port: OamPort) -> dict[str, Any]:
 
 def _policy_view(port: OamPort) -> dict[str, Any]:
     """The action policy: its settings, the active session events and the latches (each with
-    whether it recovers by itself, and when: ``recovers_at_wall``, null for by hand only)."""
+    whether it recovers by itself, and when: ``recovers_at``, null for by hand only)."""
     policy = port.settings.policy
     return {
         "event_actions": {

@@ -38,10 +38,10 @@ def _wall(seconds: float | None) -> str:
 
 def _window(facts: MonitorFacts, monitor: dict[str, Any]) -> list[str]:
     if facts.window_unit is WindowUnit.FRAMES:
-        return [_field("  Window", f"{monitor['window_on_wire']} frames")]
-    lines = [_field("  Window", f"{monitor['window'] * 10:g} ds")]
-    if facts.wire_window_unit == "symbols":
-        lines.append(_field("  Window (symbols)", monitor["window_on_wire"]))
+        return [_field("  Window", f"{monitor['window_frames']} frames")]
+    lines = [_field("  Window", f"{monitor['window_seconds'] * 10:g} ds")]
+    if monitor["window_symbols"] is not None:
+        lines.append(_field("  Window (symbols)", monitor["window_symbols"]))
     return lines
 
 
@@ -147,17 +147,15 @@ def _policy_lines(policy: dict[str, Any] | None) -> list[str]:
     for event in policy["events"]:
         latched = ", latched" if event["latched"] else ""
         lines.append(
-            _field("Session Event", f"{event['name']} since {_wall(event['since_wall'])} "
+            _field("Session Event", f"{event['name']} since {_wall(event['since'])} "
                    f"({_join(event['actions'])}{latched}; {event['cause']})")
         )  # fmt: skip
     for latch in policy["latches"]:
-        if latch["recovers_at_wall"] is not None:
-            ends = f"recovers at {_wall(latch['recovers_at_wall'])}"
+        if latch["recovers_at"] is not None:
+            ends = f"recovers at {_wall(latch['recovers_at'])}"
         else:
             ends = "held down: clear by hand" if latch["held_down"] else "until cleared by hand"
-        lines.append(
-            _field("Latched", f"{latch['name']} ({latch['action']}) since {_wall(latch['since_wall'])}, {ends}")
-        )
+        lines.append(_field("Latched", f"{latch['name']} ({latch['action']}) since {_wall(latch['since'])}, {ends}"))
     return lines
 
 
@@ -214,11 +212,23 @@ def render_event_log(view: dict[str, Any]) -> str:
 
 def _event_line(slot: int, entry: dict[str, Any]) -> str:
     return (
-        f"{slot:<5}{_wall(entry['wall_time']):<20}{entry['location']:<7}{entry['type']:<25}"
-        f"{entry['severity']:<4}{_opt(entry['value']):>8}{_opt(entry['threshold']):>8}{_opt(entry['window']):>12}"
-        f"{entry['running_total']:>8}{entry['event_total']:>7}  {'yes' if entry['port_affecting'] else 'no':<4}  "
+        f"{slot:<5}{_wall(entry['time']):<20}{entry['location']:<7}{entry['type']:<25}"
+        f"{entry['severity']:<4}{_opt(entry['errors']):>8}{_opt(entry['threshold']):>8}{_window_cell(entry):>12}"
+        f"{entry['error_running_total']:>8}{entry['event_running_total']:>7}  "
+        f"{'yes' if entry['port_affecting'] else 'no':<4}  "
         f"{'active' if entry['active'] else 'cleared'}"
     )
+
+
+def _window_cell(entry: dict[str, Any]) -> str:
+    """An entry's window in its unit: seconds, frames or symbols."""
+    if entry["window_seconds"] is not None:
+        return f"{entry['window_seconds']:g} s"
+    if entry["window_frames"] is not None:
+        return f"{entry['window_frames']} fr"
+    if entry["window_symbols"] is not None:
+        return f"{entry['window_symbols']} sym"
+    return "-"
 
 
 def _opt(value: int | None) -> str:

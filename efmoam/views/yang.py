@@ -195,27 +195,31 @@ def link_oam(port: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+#: the leaves of an entry's ``threshold`` container, and the view's keys they show
+_THRESHOLD_LEAVES = {"window": "window_on_wire", "threshold": "threshold", "value": "errors"}
+
+
 def event_log(entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The ``event-log-entry`` list of the view's event log, by index."""
     shown = []
     for entry in sorted(entries, key=lambda e: int(e["index"])):
         kind = EVENT_TYPES.get(entry["type"])
-        if kind is None or entry.get("wall_time") is None:
+        if kind is None or entry.get("time") is None:
             continue  # a type the model has no identity for, or no time to stamp it with
         identity, threshold_type = kind
         item: dict[str, Any] = {
             "index": _u64(entry["index"]),
             "oui": oui(entry["oui"]),
-            "timestamp": _u64(milliseconds(entry["wall_time"])),
+            "timestamp": _u64(milliseconds(entry["time"])),
             "location": EVENT_LOCATION[entry["location"]],
             "event-type": f"{MODULE}:{identity}",
-            "running-total": _u64(entry["running_total"]),
-            "event-total": _u64(entry["event_total"]),
+            "running-total": _u64(entry["error_running_total"]),
+            "event-total": _u64(entry["event_running_total"]),
         }
         if threshold_type is not None:
             item["threshold"] = {
                 "threshold-event-type": threshold_type,
-                **{name: _u64(_or_all_ones(entry[name])) for name in ("window", "threshold", "value")},
+                **{leaf: _u64(_or_all_ones(entry[key])) for leaf, key in _THRESHOLD_LEAVES.items()},
             }
         shown.append(item)
     return shown

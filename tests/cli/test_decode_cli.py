@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from efmoam.cli import EXIT_BROKEN_PIPE, main
 from pdu import EventNotification, EventTlvType, Flag, Information, InfoTlv, LinkEventTlv, OamConfig, encode
+from tests.cli_runner import CliRunner
 
 REPO = Path(__file__).resolve().parents[2]
 INTEROP = REPO / "pcaps" / "interop"

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from efmoam.cli import main
+from tests.cli_runner import CliRunner
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -95,10 +96,51 @@ def test_the_shipped_files_pass() -> None:
         assert stdout.startswith(f"{path}: ok, ")
 
 
-def test_a_missing_argument_is_a_usage_error() -> None:
-    result = CliRunner().invoke(main, ["config", "check"])
-    assert result.exit_code == 2
-    assert "Missing argument 'FILE'" in result.stderr
+def test_without_a_file_it_checks_efmoam_config_and_says_so(files: dict[str, Path]) -> None:
+    result = CliRunner().invoke(main, ["config", "check"], env={"EFMOAM_CONFIG": str(files["valid"])})
+    assert (result.exit_code, result.stdout) == (0, f"{files['valid']}: ok, 2 port rules\n")
+    assert result.stderr == f"efmoam config check: checking {files['valid']} ($EFMOAM_CONFIG)\n"
+    result = CliRunner().invoke(main, ["config", "check"], env={"EFMOAM_CONFIG": str(files["invalid"])})
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[1:] == [line.format(files["invalid"]) for line in INVALID_PROBLEMS]
+
+
+def test_without_a_file_or_efmoam_config_it_checks_etc_efmoam() -> None:
+    result = CliRunner().invoke(main, ["config", "check"], env={"EFMOAM_CONFIG": None})
+    first = "efmoam config check: checking /etc/efmoam/efmoam.yaml (no FILE given)"
+    assert result.stderr.splitlines()[0] == first
+    assert result.exit_code == (0 if os.path.isfile("/etc/efmoam/efmoam.yaml") else 2)
+
+
+def test_json_output(files: dict[str, Path]) -> None:
+    status, stdout, stderr = _invoke(str(files["valid"]), "-f", "json")
+    assert (status, stderr) == (0, "")
+    assert json.loads(stdout) == {
+        "schema": 1, "file": str(files["valid"]), "ok": True, "port_rules": 2, "problems": [], "error": None
+    }  # fmt: skip
+    status, stdout, stderr = _invoke(str(files["invalid"]), "-f", "json")
+    report = json.loads(stdout)
+    assert (status, stderr, report["ok"], report["port_rules"], report["error"]) == (1, "", False, None, None)
+    assert [f"{{}}:{p['line']}:{p['column']}: {p['path']}: {p['message']}" for p in report["problems"]] == (
+        INVALID_PROBLEMS
+    )
+    status, stdout, stderr = _invoke(str(files["missing"]), "-f", "json")
+    assert (status, stderr) == (2, "")
+    assert json.loads(stdout)["error"] == {
+        "code": "unreadable", "message": f"cannot read {files['missing']}: No such file or directory"
+    }  # fmt: skip
+    # -f before the subcommand does the same; the subcommand's own -f wins
+    result = CliRunner().invoke(main, ["-f", "json", "config", "check", str(files["valid"])])
+    assert json.loads(result.stdout)["ok"] is True
+    result = CliRunner().invoke(main, ["-f", "json", "config", "check", str(files["valid"]), "-f", "plain"])
+    assert result.stdout == f"{files['valid']}: ok, 2 port rules\n"
+
+
+def test_config_default_prints_the_default_configuration_byte_for_byte() -> None:
+    result = CliRunner().invoke(main, ["config", "default"])
+    assert result.exit_code == 0
+    assert result.stdout == (REPO / "efmoam" / "config" / "default.yaml").read_text(encoding="utf-8")
+    assert result.stdout == (REPO / "config" / "default.yaml").read_text(encoding="utf-8")
 
 
 # -- a real process --------------------------------------------------------------------------------

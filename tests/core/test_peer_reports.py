@@ -137,16 +137,6 @@ def test_a_new_sequence_number_is_no_quirk() -> None:
     assert outputs(pair, "a", QuirkSeen) == []
 
 
-def test_clearing_statistics_clears_the_quirks() -> None:
-    pair = discovered(MONITORING, MONITORING)
-    for tlv in (FRAME_EVENT, LATER_FRAME_EVENT):
-        pair.inject("a", notification(3, tlv))
-        pair.run_for(0.1)
-    assert pair.a.quirks
-    pair.a.clear_statistics()
-    assert pair.a.quirks == {} and pair.a.stats.unique_event_notification_rx == 0
-
-
 # -- our Dying Gasp at shutdown -----------------------------------------------------------
 
 

@@ -280,15 +280,6 @@ def test_counters_survive_fault() -> None:
     assert after.information_tx > before["information_tx"]
 
 
-def test_clear_statistics_starts_from_zero() -> None:
-    pair = discovered()
-    pair.inject("a", steady_information(pair, "a"))  # a loop: counted in drops
-    pair.run_for(0.1)
-    pair.a.clear_statistics()
-    assert attrs.asdict(pair.a.stats) == attrs.asdict(OamStatistics())
-    assert pair.a.drops == {}
-
-
 def test_drops_are_counted_by_reason() -> None:
     pair = discovered()
     for _ in range(3):

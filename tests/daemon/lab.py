@@ -48,7 +48,8 @@ UDP_PORT = 5799
 TRANSMIT_INTERVAL = 0.2
 MULTIPLIER = 5
 COUNTER_INTERVAL = 0.2
-LEVEL = re.compile(r"(ERROR|WARNING|NOTICE|INFO|DEBUG) |<\d>")  #: how a log entry starts
+#: how a log entry starts (a timestamp, a level, not the two spaces of a message's next line)
+LEVEL = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z )?(ERROR|WARNING|NOTICE|INFO|DEBUG) (?! )|<\d>(?! )")
 START_TIMEOUT = 20.0  #: seconds for a daemon to answer on its control socket
 
 
@@ -171,6 +172,8 @@ class Daemon:
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self.expected_running = False  #: started by the test and not stopped or killed since
+        #: what runs ``-m efmoam.cli daemon`` (the least-privilege test puts setpriv in front)
+        self.python: list[str] = [PYTHON]
         self._counters: dict[str, dict[str, int]] = {}
 
     # -- configuration -------------------------------------------------------------------
@@ -243,7 +246,7 @@ class Daemon:
             log.flush()
             self.proc = subprocess.Popen(
                 # ip netns exec execs the command: the child's pid is the daemon's
-                ["ip", "netns", "exec", self.netns, PYTHON, "-m", "efmoam.cli", "daemon", "-c", str(self.config_path)],
+                ["ip", "netns", "exec", self.netns, *self.python, "-m", "efmoam.cli", "daemon", "-c", self.config_path],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,

@@ -83,6 +83,7 @@ def run_as_nobody(lab: Lab, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.root
 def test_control_socket_is_0660_and_refuses_others(lab: Lab) -> None:
+    lab.a.overrides = {"daemon": {"control_socket_group": "root"}}  # a group that exists on every host
     lab.start(lab.a, operational=False)
     mode = os.stat(lab.a.socket).st_mode
     assert stat.S_ISSOCK(mode)
@@ -104,7 +105,7 @@ def test_control_socket_is_0660_and_refuses_others(lab: Lab) -> None:
 @pytest.mark.root
 def test_unknown_port(lab: Lab) -> None:
     lab.start(lab.a, operational=False)
-    message = "efmoam: veth9 is not a port this daemon manages\n"
+    message = "efmoam: veth9 is not a port efmoam manages (ports: veth0)\n"
     for args in (
         ("show", "port", "veth9"),
         ("show", "port", "veth9", "event-log"),
@@ -118,7 +119,7 @@ def test_unknown_port(lab: Lab) -> None:
     result = lab.a.cli("show", "port", "veth9", "-f", "json")
     assert result.returncode == 1
     assert json.loads(result.stdout) == {
-        "error": {"code": "unknown_port", "message": "veth9 is not a port this daemon manages"}
+        "error": {"code": "unknown_port", "message": "veth9 is not a port efmoam manages (ports: veth0)"}
     }
     assert lab.a.running
 
@@ -186,7 +187,9 @@ def test_variable_retrieval_through_the_control_socket(lab: Lab) -> None:
 
     result = lab.a.cli("variables", "veth0", "252", "-f", "json")
     assert result.returncode == 0, result.stderr
-    [answer] = json.loads(result.stdout)["variables"]
+    document = json.loads(result.stdout)
+    assert (document["schema"], document["port"]) == (1, "veth0")  # variables JSON schema 1
+    [answer] = document["variables"]
     assert answer["leaf"] == 252 and answer["name"] == "aOAMInformationRx" and answer["indication"] is None
     assert int(answer["values"][0], 16) > 0
 
@@ -203,4 +206,4 @@ def test_variable_retrieval_through_the_control_socket(lab: Lab) -> None:
         "efmoam: veth0: no Variable Response within 0.3 s (the request was sent)\n",
     )
     bad = lab.a.cli("variables", "veth9", "251")
-    assert (bad.returncode, bad.stderr) == (1, "efmoam: veth9 is not a port this daemon manages\n")
+    assert (bad.returncode, bad.stderr) == (1, "efmoam: veth9 is not a port efmoam manages (ports: veth0)\n")

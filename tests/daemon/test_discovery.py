@@ -112,7 +112,7 @@ def test_killed_peer_is_a_lost_link(lab: Lab) -> None:
     assert view["discovery_state"] == "ACTIVE_SEND_LOCAL"
     assert view["peer"] is None
     assert not event_entries(view, type="dyingGaspEvent"), "SIGKILL sends no Dying Gasp"
-    assert lab.a.log_lines(r"discovery port=veth0 state=FAULT .*cause=lost_link")
+    assert lab.a.log_lines(r"discovery port=veth0 discovery_state=FAULT .*cause=lost_link")
     lab.b.start()
     lab.wait_operational()
 

@@ -57,7 +57,7 @@ class Normaliser:
             return {k: self.json(v, k) for k, v in value.items()}
         if isinstance(value, list):
             return [self.json(v, key) for v in value]
-        if key in ("time", "wall_time", "config_revision", "ifindex", "statistics_since") and value is not None:
+        if key in ("time", "monotonic", "config_revision", "ifindex", "statistics_since") and value is not None:
             return f"<{key}>"
         if key in ("dot3OamInformationTx", "dot3OamInformationRx", "accepted", "saves"):
             return "<n>"  # keep-alives, control connections and coalesced state writes: timing
@@ -135,7 +135,7 @@ def test_show_and_clear_golden(lab: Lab) -> None:
     plain(a, norm, "a_statistics_cleared", "show", "port", "veth0", "statistics")
 
 
-# -- the JSON schema (schema 1): keys and their types, not just a snapshot ----------------
+# -- the JSON schema (schema 2): keys and their types, not just a snapshot ----------------
 
 INT, STR, BOOL, FLOAT = "int", "str", "bool", "float"
 OPT_INT, OPT_STR, OPT_FLOAT = "int|null", "str|null", "float|null"
@@ -183,8 +183,10 @@ MONITOR = {
     "sd_threshold": OPT_INT,
     "sd_clear": OPT_INT,
     "sf_clear": OPT_INT,
-    "window": OPT_FLOAT,
-    "window_on_wire": OPT_INT,
+    "window_seconds": OPT_FLOAT,
+    "window_frames": OPT_INT,
+    "window_symbols": OPT_INT,
+    "window_on_wire": INT,
     "state": STR,
     "errors_last_window": OPT_INT,
     "error_running_total": INT,
@@ -198,13 +200,16 @@ EVENT = {
     "type_number": INT,
     "severity": STR,
     "time": FLOAT,
-    "wall_time": FLOAT,
+    "monotonic": FLOAT,
     "oui": STR,
-    "window": OPT_INT,
+    "window_seconds": OPT_FLOAT,
+    "window_frames": OPT_INT,
+    "window_symbols": OPT_INT,
+    "window_on_wire": OPT_INT,
     "threshold": OPT_INT,
-    "value": OPT_INT,
-    "running_total": INT,
-    "event_total": INT,
+    "errors": OPT_INT,
+    "error_running_total": INT,
+    "event_running_total": INT,
     "port_affecting": BOOL,
     "active": BOOL,
 }
@@ -275,8 +280,8 @@ PORT = {
             {
                 "name": STR,
                 "actions": [STR],
-                "since": FLOAT,
-                "since_wall": OPT_FLOAT,
+                "since": OPT_FLOAT,
+                "since_monotonic": FLOAT,
                 "cause": STR,
                 "detail": STR,
                 "latched": BOOL,
@@ -287,10 +292,10 @@ PORT = {
                 "name": STR,
                 "action": STR,
                 "location": STR,
-                "since": FLOAT,
-                "since_wall": OPT_FLOAT,
+                "since": OPT_FLOAT,
+                "since_monotonic": FLOAT,
                 "recovers_at": OPT_FLOAT,
-                "recovers_at_wall": OPT_FLOAT,
+                "recovers_at_monotonic": OPT_FLOAT,
                 "held_down": BOOL,
                 "active": BOOL,
             }
@@ -343,6 +348,7 @@ SUMMARY = {
             "bad_requests": INT,
             "internal_errors": INT,
             "line_too_long": INT,
+            "watch_overflow": INT,
         },
         "snmp": "null",  # the lab runs without the subagent (tests/snmp check its view)
     },
@@ -356,7 +362,7 @@ OPER_STATUS = {
 def test_json_schema(lab: Lab) -> None:
     known_state(lab)
     view = lab.a.show("veth0")
-    assert view["schema"] == 1
+    assert view["schema"] == 2
     assert check_schema(view, PORT) == []
     assert view["event_log"], "the schema of an entry is checked on a real entry"
     assert view["oper_status"] in OPER_STATUS
@@ -377,7 +383,7 @@ def test_json_schema(lab: Lab) -> None:
     )
     summary = lab.a.show()
     assert check_schema(summary, SUMMARY) == []
-    assert summary["schema"] == 1
+    assert summary["schema"] == 2
     # the port view and the summary agree
     [line] = summary["ports"]
     for key in ("name", "oper_status", "discovery_state", "mode", "local_flags", "out_of_service", "active_events"):

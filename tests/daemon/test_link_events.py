@@ -49,9 +49,9 @@ def test_signal_failure_blocks_data_and_keeps_oam(lab: Lab) -> None:
     assert view["action"] == {"backend": "block", "applied": True, "error": None, "reapplied": 0}
     assert view["link_monitoring"]["monitors"]["errored_frame"]["state"] == "failed"
     [entry] = event_entries(view, location="local", type="erroredFrameEvent")
-    assert (entry["severity"], entry["value"], entry["threshold"], entry["window"]) == ("sf", 20, 5, 10)
+    assert (entry["severity"], entry["errors"], entry["threshold"], entry["window_seconds"]) == ("sf", 20, 5, 1.0)
     assert entry["active"] and entry["port_affecting"]
-    assert lab.a.log_lines(r"WARNING port out of service port=veth0 action=block")
+    assert lab.a.log_lines(r"WARNING port out of service port=veth0 backend=block")
 
     assert_blocked(lab)
 
@@ -71,7 +71,7 @@ def test_signal_failure_blocks_data_and_keeps_oam(lab: Lab) -> None:
         "B to log the remote event",
     )
     [remote] = event_entries(peer, location="remote", type="erroredFrameEvent")
-    assert (remote["severity"], remote["value"], remote["threshold"], remote["window"]) == ("sf", 20, 5, 10)
+    assert (remote["severity"], remote["errors"], remote["threshold"], remote["window_seconds"]) == ("sf", 20, 5, 1.0)
     assert remote["active"] and not remote["port_affecting"]
     assert peer["statistics"]["dot3OamUniqueEventNotificationRx"] == 1
     assert lab.a.port()["statistics"]["dot3OamUniqueEventNotificationTx"] == 1  # event_burst 1
@@ -90,7 +90,7 @@ def test_signal_failure_blocks_data_and_keeps_oam(lab: Lab) -> None:
     [entry] = event_entries(view, location="local", type="erroredFrameEvent")
     assert not entry["active"]
     assert view["oper_status"] == "operational"
-    assert lab.a.log_lines(r"NOTICE port back in service port=veth0 action=block")
+    assert lab.a.log_lines(r"NOTICE port back in service port=veth0 backend=block")
 
 
 def test_signal_degrade_is_logged_only(lab: Lab) -> None:
@@ -103,7 +103,7 @@ def test_signal_degrade_is_logged_only(lab: Lab) -> None:
         "A to log the signal degrade",
     )
     [entry] = event_entries(view, location="local", type="erroredFrameEvent")
-    assert (entry["severity"], entry["value"], entry["threshold"]) == ("sd", 3, 2)
+    assert (entry["severity"], entry["errors"], entry["threshold"]) == ("sd", 3, 2)
     assert not entry["port_affecting"]
     assert not view["out_of_service"]
     assert view["statistics"]["dot3OamUniqueEventNotificationTx"] == 0
@@ -141,7 +141,7 @@ def test_restart_keeps_block_and_event_log(lab: Lab) -> None:
     assert any("errored_frame" in reason for reason in view["out_of_service_reasons"])
     assert view["action"]["applied"] is True
     [entry] = event_entries(view, location="local", type="erroredFrameEvent")
-    assert entry["active"] and (entry["value"], entry["threshold"]) == (20, 5)
+    assert entry["active"] and (entry["errors"], entry["threshold"]) == (20, 5)
     text = lab.a.cli("show", "port", "veth0", "event-log").stdout
     [line] = [line for line in text.splitlines() if "erroredFrameEvent" in line]
     assert line.split()[0] == str(entry["slot"]) and line.endswith("active") and " local " in line

@@ -74,4 +74,4 @@ def test_show_port_yang_is_valid_data_of_the_daemons_ports(lab: Lab, tmp_path: P
     assert "-f yang shows whole ports: the model's event-log is in link-oam/event-log" in result.stderr
     result = lab.a.cli("show", "port", "nosuch", "-f", "yang")
     assert (result.returncode, result.stdout) == (1, "")
-    assert "nosuch is not a port this daemon manages" in result.stderr
+    assert "nosuch is not a port efmoam manages (ports: " in result.stderr

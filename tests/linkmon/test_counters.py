@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from efmoam.core.linkmon import MonitorKind, MonitorState, Severity
+from efmoam.core.linkmon.kinds import FACTS
 from tests.linkmon import (
     CASE_IDS,
     CASES,
-    ERRORED_FRAME_PERIOD,
     MonitorCase,
     cleared,
     link_monitoring,
@@ -99,7 +99,7 @@ def test_a_missing_counter_makes_its_monitors_unavailable_once() -> None:
     for _ in range(12):
         feed.sample(5, symbols=5, missing=("symbol_errors",))
     (report,) = unavailable(pair)
-    assert report.monitor == MonitorKind.ERRORED_SYMBOL_PERIOD.value
+    assert report.monitor == "errored_symbol_period"  # the JSON key and metric label
     assert report.counters == ("symbol_errors",)
     assert state(pair, MonitorKind.ERRORED_SYMBOL_PERIOD) is MonitorState.UNAVAILABLE
     # the three frame monitors run on
@@ -113,7 +113,7 @@ def test_missing_frames_received_makes_only_the_period_monitor_unavailable() -> 
     for _ in range(12):
         feed.sample(missing=("frames_received",))
     (report,) = unavailable(pair)
-    assert report.monitor == ERRORED_FRAME_PERIOD.kind.value
+    assert report.monitor == "errored_frame_period"
     assert report.counters == ("frames_received",)
 
 
@@ -123,7 +123,7 @@ def test_missing_errored_frames_makes_the_three_frame_monitors_unavailable() -> 
         feed.sample(missing=("errored_frames",))
     reports = unavailable(pair)
     assert sorted(r.monitor for r in reports) == sorted(
-        k.value for k in MonitorKind if k is not MonitorKind.ERRORED_SYMBOL_PERIOD
+        FACTS[k].key for k in MonitorKind if k is not MonitorKind.ERRORED_SYMBOL_PERIOD
     )
     assert all("errored_frames" in r.counters for r in reports)
     assert raised(pair) == []

@@ -207,9 +207,10 @@ def test_an_entry_view_reads_back_as_the_same_entry() -> None:
         time=12.5, wall_time=1_700_000_000.25, running_total=2, event_total=2, port_affecting=True,
     )  # fmt: skip
     view = entry.view(1)
-    assert (view["window"], view["threshold"], view["value"], view["oui"]) == (None, None, None, "01:80:c2")
+    assert (view["window_on_wire"], view["threshold"], view["errors"], view["oui"]) == (None, None, None, "01:80:c2")
+    assert (view["time"], view["monotonic"]) == (1_700_000_000.25, 12.5)
     assert EventLogEntry.from_view(json.loads(json.dumps(view))) == (1, entry)
-    for key, bad in (("type_number", 99), ("location", "nowhere"), ("index", -1), ("time", "soon"), ("oui", 5)):
+    for key, bad in (("type_number", 99), ("location", "nowhere"), ("index", -1), ("monotonic", "soon"), ("oui", 5)):
         try:
             EventLogEntry.from_view(view | {key: bad})
         except ValueError as exc:

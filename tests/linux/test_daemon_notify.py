@@ -40,7 +40,8 @@ def test_ready_reloading_stopping_and_socket_mode(tmp_path: Path) -> None:
     config = tmp_path / "efmoam.yaml"
     control = tmp_path / "efmoam.sock"
     config.write_text(
-        f"daemon: {{control_socket: {control}, state_dir: {tmp_path}/state}}\nports:\n  - match: nothing-here\n"
+        f"daemon: {{control_socket: {control}, state_dir: {tmp_path}/state, control_socket_group: root}}\n"
+        "ports:\n  - match: nothing-here\n"
     )
     process = subprocess.Popen(
         ["ip", "netns", "exec", netns, sys.executable, "-m", "efmoam.cli", "daemon", "-c", str(config)],

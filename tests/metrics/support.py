@@ -1,4 +1,4 @@
-"""A stand-in daemon for the collector: real `OamPort` engines, no sockets."""
+"""A stand-in daemon for the collector: real `OamPort` engines, no sockets; reading scrapes."""
 
 from __future__ import annotations
 
@@ -79,3 +79,8 @@ def discover(daemon: FakeDaemon, a: FakeRuntime, b: FakeRuntime, seconds: int = 
                     dst.port.receive(frame, now=now)
                     daemon.telemetry.received(dst.name, dst.port, frame, now)
             dst.port.take_outputs()
+
+
+def steady(body: bytes) -> bytes:
+    """A scrape without the process's samples (CPU, memory, descriptors: they move between reads)."""
+    return b"".join(line for line in body.splitlines(keepends=True) if not line.startswith(b"process_"))

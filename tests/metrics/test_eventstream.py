@@ -43,10 +43,11 @@ def test_an_event_and_an_action_on_stderr() -> None:
     event = first["event"]
     assert event == logged().entry.view(4)  # the one view of an entry, as show port and the saved state
     assert event["type"] == "erroredFrameEvent" and event["type_number"] == 3 and event["slot"] == 4
-    assert (event["severity"], event["window"], event["threshold"], event["value"]) == ("sf", 10, 5, 20)
-    assert (event["running_total"], event["event_total"]) == (20, 1)
-    assert (event["time"], event["wall_time"], first["monotonic"], first["time"]) == (10.0, 1010.0, 10.5, 1010.5)
-    assert first["action"] == "out-of-service" and first["kind"] == "event" and first["schema"] == 2
+    assert (event["severity"], event["window_seconds"], event["threshold"], event["errors"]) == ("sf", 1.0, 5, 20)
+    assert (event["window_on_wire"], event["window_frames"], event["window_symbols"]) == (10, None, None)
+    assert (event["error_running_total"], event["event_running_total"]) == (20, 1)
+    assert (event["monotonic"], event["time"], first["monotonic"], first["time"]) == (10.0, 1010.0, 10.5, 1010.5)
+    assert first["action"] == "out-of-service" and first["kind"] == "event" and first["schema"] == 3
     assert set(second) == ACTION_KEYS
     assert second["action"] == "out-of-service" and second["result"] == "applied"
     assert second["reasons"] == ["local errored_frame_event"]
@@ -139,8 +140,8 @@ def test_under_systemd_records_go_to_the_journal_with_fields(tmp_path: Path) -> 
         "erroredFrameEvent",
         "sf",
     )
-    assert fields["EFMOAM_EVENT_VALUE"] == "20" and fields["EFMOAM_KIND"] == "event"
-    assert "EFMOAM_EVENT_WALL_TIME" in fields and "EFMOAM_EVENT" not in fields
+    assert fields["EFMOAM_EVENT_ERRORS"] == "20" and fields["EFMOAM_KIND"] == "event"
+    assert "EFMOAM_EVENT_MONOTONIC" in fields and "EFMOAM_EVENT" not in fields
     assert stderr.getvalue() == ""  # the journal got it, not the stderr stream
 
 

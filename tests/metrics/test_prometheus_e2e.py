@@ -34,32 +34,33 @@ METRICS_PORT = 9717
 PROMETHEUS = "127.0.0.1:9090"
 
 
-def start_prometheus(lab: Lab) -> subprocess.Popen[bytes]:
-    config = {
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
-        "rule_files": [str(RULES)],
-        "scrape_configs": [
-            {
-                "job_name": "efmoam",
-                "static_configs": [{"targets": [f"127.0.0.1:{METRICS_PORT}", f"{ADDR_B}:{METRICS_PORT}"]}],
-            }
-        ],
-    }
-    path = lab.workdir / "prometheus.yml"
+def start_prometheus(lab: Lab, name: str, config: dict[str, Any], listen: str, *flags: str) -> subprocess.Popen[bytes]:
+    """Prometheus in namespace A with `config`, listening on `listen`; its log is ``<name>.log``.
+
+    `flags` are its storage and mode (``--storage.tsdb.path=...``, or agent mode's).
+    """
+    path = lab.workdir / f"{name}.yml"
     path.write_text(yaml.safe_dump(config))
-    storage = lab.workdir / "prometheus-data"
-    storage.mkdir()
-    log = open(lab.workdir / "prometheus.log", "wb")  # noqa: SIM115 - closed with the process
+    log = open(lab.workdir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
-        ["ip", "netns", "exec", lab.ns_a, "prometheus", f"--config.file={path}", f"--storage.tsdb.path={storage}",
-         f"--web.listen-address={PROMETHEUS}", "--storage.tsdb.retention.time=1h"],
+        ["ip", "netns", "exec", lab.ns_a, "prometheus", f"--config.file={path}", f"--web.listen-address={listen}",
+         *flags],
         stdin=subprocess.DEVNULL, stdout=log, stderr=log,
     )  # fmt: skip
 
 
-def api(lab: Lab, path: str, **params: str) -> Any:
-    """GET Prometheus's HTTP API from inside namespace A; the `data` of its answer."""
-    url = f"http://{PROMETHEUS}/api/v1/{path}" + (f"?{urllib.parse.urlencode(params)}" if params else "")
+def stop_prometheus(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def api(lab: Lab, path: str, server: str = PROMETHEUS, **params: str) -> Any:
+    """GET the HTTP API of the Prometheus at `server` from inside namespace A; the `data` of its answer."""
+    url = f"http://{server}/api/v1/{path}" + (f"?{urllib.parse.urlencode(params)}" if params else "")
 
     def get() -> Any:
         with urllib.request.urlopen(url, timeout=5) as response:
@@ -70,10 +71,10 @@ def api(lab: Lab, path: str, **params: str) -> Any:
     return answer["data"]
 
 
-def firing(lab: Lab, alertname: str, **labels: str) -> list[dict[str, Any]]:
+def firing(lab: Lab, alertname: str, server: str = PROMETHEUS, **labels: str) -> list[dict[str, Any]]:
     return [
         alert
-        for alert in api(lab, "alerts")["alerts"]
+        for alert in api(lab, "alerts", server)["alerts"]
         if alert["labels"].get("alertname") == alertname
         and alert["state"] == "firing"
         and all(alert["labels"].get(k) == v for k, v in labels.items())
@@ -93,7 +94,18 @@ def test_prometheus_sees_a_signal_failure_fire_and_resolve(lab: Lab) -> None:
     }
     lab.b.overrides = {**common, "daemon": {"metrics": {"enabled": True, "address": ADDR_B, "port": METRICS_PORT}}}
     lab.start()
-    prometheus = start_prometheus(lab)
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
+        "rule_files": [str(RULES)],
+        "scrape_configs": [
+            {
+                "job_name": "efmoam",
+                "static_configs": [{"targets": [f"127.0.0.1:{METRICS_PORT}", f"{ADDR_B}:{METRICS_PORT}"]}],
+            }
+        ],
+    }
+    storage = lab.workdir / "prometheus-data"
+    prometheus = start_prometheus(lab, "prometheus", config, PROMETHEUS, f"--storage.tsdb.path={storage}")
     try:
         context = lambda: lab.logs() + "\n" + (lab.workdir / "prometheus.log").read_text(errors="replace")  # noqa: E731
 
@@ -134,12 +146,7 @@ def test_prometheus_sees_a_signal_failure_fire_and_resolve(lab: Lab) -> None:
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n{context()}") from None
     finally:
-        prometheus.terminate()
-        try:
-            prometheus.wait(10)
-        except subprocess.TimeoutExpired:
-            prometheus.kill()
-            prometheus.wait()
+        stop_prometheus(prometheus)
 
     records = [json.loads(line) for line in events.read_text().splitlines()]
     raised = [
@@ -148,7 +155,7 @@ def test_prometheus_sees_a_signal_failure_fire_and_resolve(lab: Lab) -> None:
         if r["kind"] == "event" and r["event"]["active"] and r["event"]["type"] == "erroredFrameEvent"
     ]
     event = raised[0]["event"] if raised else {}
-    assert event and event["severity"] == "sf" and event["value"] == 20 and event["threshold"] == 5
+    assert event and event["severity"] == "sf" and event["errors"] == 20 and event["threshold"] == 5
     assert raised[0]["action"] == "out-of-service" and raised[0]["port"] == "veth0"
     actions = [(r["action"], r["result"]) for r in records if r["kind"] == "port_action"]
     assert actions[:2] == [("out-of-service", "applied"), ("in-service", "applied")]

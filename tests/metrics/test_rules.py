@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
+
+from efmoam.daemon.metrics.schema import BASIC
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "config" / "prometheus" / "efmoam-rules.yaml"
@@ -27,3 +31,14 @@ def test_the_rules_are_valid() -> None:
 def test_the_rules_fire_and_resolve_as_specified() -> None:
     result = promtool("test", "rules", str(TESTS))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_rules_read_only_what_basic_detail_exports() -> None:
+    """Every metric an alert reads is one that ``daemon.metrics.detail: basic`` keeps."""
+    basic = {family.name for family in BASIC}
+    exprs = [rule["expr"] for group in yaml.safe_load(RULES.read_text())["groups"] for rule in group["rules"]]
+    read = {name for expr in exprs for name in re.findall(r"\befmoam_[a-z_]+", expr)}
+    assert len(read) >= 6
+    assert read <= basic, read - basic
+    # of the state sets basic keeps the current state only: a rule may compare with 1, never 0
+    assert not any(re.search(r"efmoam_(oper_status|monitor_state)\{[^}]*\}\s*(==\s*0|!=\s*1|<)", e) for e in exprs)

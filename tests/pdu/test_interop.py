@@ -18,6 +18,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from efmoam.offline.capture import read_capture
 from pdu import (
     DecodeError,
     EventNotification,
@@ -33,11 +34,6 @@ from pdu import (
 from pdu.reference import decode_with_scapy
 from tests.pdu.strategies import LINK_EVENT_SIZES
 
-try:
-    from efmoam.offline.capture import read_capture
-except ImportError:  # the reader is being written; fall back on scapy's
-    read_capture = None
-
 INTEROP = Path(__file__).resolve().parents[2] / "pcaps" / "interop"
 CAPTURES = ["events", "flags"]
 EOAM = "02:00:00:00:0a:02"
@@ -52,13 +48,7 @@ class Frame:
 
 def frames(name: str) -> list[Frame]:
     """Every packet record of the capture, numbered from 1 as Wireshark does."""
-    path = INTEROP / f"{name}.pcapng"
-    if read_capture is not None:
-        return [Frame(record.number, record.data) for record in read_capture(path)]
-    from scapy.utils import RawPcapNgReader
-
-    with RawPcapNgReader(str(path)) as reader:
-        return [Frame(number, data) for number, (data, _meta) in enumerate(reader, start=1)]
+    return [Frame(record.number, record.data) for record in read_capture(INTEROP / f"{name}.pcapng")]
 
 
 def tshark_rows(name: str) -> dict[int, dict[str, str]]:

@@ -279,7 +279,7 @@ def test_row6_other_slow_protocols_from_captures(name: str) -> None:
     from scapy.utils import RawPcapReader
 
     path = Path(__file__).resolve().parents[2] / "pcaps" / "negative" / name
-    with RawPcapReader(str(path)) as reader:
+    with contextlib.closing(RawPcapReader(str(path))) as reader:  # scapy 2.5's is no context manager
         frames = [data for data, _meta in reader]
     assert frames
     for frame in frames:

@@ -117,7 +117,8 @@ def test_client_inputs_our_engine_refuses_are_divergences(tmp_path: Path) -> Non
     frames.append((BASE_TIME + 1.0, loopback(A, 1)))
     report = play(write(tmp_path, frames), A)
     (refused,) = [d for d in report["divergences"] if d["what"] == "refused"]
-    assert refused["detail"] == "loopback_control: the peer does not advertise remote loopback"
+    reason = "the peer does not offer remote loopback (its OAM configuration leaves it out)"
+    assert refused["detail"] == f"loopback_control: {reason}"
 
 
 def test_unknown_mac_and_unreadable_capture_exit_two(tmp_path: Path) -> None:
@@ -138,9 +139,8 @@ def test_text_report() -> None:
 
 
 def test_play_from_the_command_line() -> None:
-    from click.testing import CliRunner
-
     from efmoam.cli import main
+    from tests.cli_runner import CliRunner
 
     capture = str(PCAPS / "interop" / "flags.pcapng")
     result = CliRunner().invoke(main, ["replay", capture, "--as", MINIMAL_PEER, "--json", "--tolerance", "5"])

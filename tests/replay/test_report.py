@@ -7,10 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from efmoam.cli import main
 from tests.cli.conftest import pcapng_bytes, subprocess_env
+from tests.cli_runner import CliRunner
 from tests.replay.frames import BASE_TIME, A, B, conversation, event, frame_event, run_text, steady, write
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,7 +119,7 @@ def test_options_of_one_mode_are_refused_in_another() -> None:
     for args in (["--check", "--as", A], ["--as", A, "--to", "veth0"], ["--from", A], ["--config", "x.yaml"]):
         result = runner.invoke(main, ["replay", capture, *args])
         assert result.exit_code == 2, args
-        assert "Usage" in result.output
+        assert "Usage" in result.stderr
 
 
 def test_keepalive_and_lost_link_options(tmp_path: Path) -> None:

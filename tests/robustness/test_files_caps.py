@@ -29,11 +29,11 @@ def worst_port_snapshot() -> dict[str, Any]:
     """A port's snapshot at its largest: 15 log entries (9 ring slots, 3 flag slots of 2
     entries) and all 14 active events (4 monitors and 3 flags, each local and remote)."""
     types = list(EventLogType)
-    log = [_entry(n, types[n % len(types)]).view(n % 12 + 1) for n in range(15)]
+    log = [_entry(n, types[n % len(types)]).saved(n % 12 + 1) for n in range(15)]
     sources: list[MonitorKind | Flag] = [*MonitorKind, Flag.LINK_FAULT, Flag.DYING_GASP, Flag.CRITICAL_EVENT]
     keys = [EventKey(location, source) for location in Location for source in sources]
-    active = [{"key": key.view(), "flags": 3, "entry": _entry(n, types[0]).view(None)} for n, key in enumerate(keys)]
-    return {"version": 2, "next_index": 2**40, "log": log, "active": active}
+    active = [{"key": key.view(), "flags": 3, "entry": _entry(n, types[0]).saved(None)} for n, key in enumerate(keys)]
+    return {"version": 3, "next_index": 2**40, "log": log, "active": active}
 
 
 def test_the_state_of_4096_ports_at_their_largest_fits() -> None:

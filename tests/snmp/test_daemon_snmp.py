@@ -143,13 +143,13 @@ def test_a_walk_says_what_show_port_says(snmp_lab: tuple[Lab, Snmpd]) -> None:
         assert int(value("dot3OamEventLogType")) == entry["type_number"]
         assert int(value("dot3OamEventLogLocation")) == (1 if entry["location"] == "local" else 2)
         assert value("dot3OamEventLogOui").replace(" ", "") == octets(entry["oui"])
-        for column, key in (("Window", "window"), ("Threshold", "threshold")):
+        for column, key in (("Window", "window_on_wire"), ("Threshold", "threshold")):
             number = ALL_ONES if entry[key] is None else entry[key]
             assert int(value(f"dot3OamEventLog{column}Hi")) == number >> 32
             assert int(value(f"dot3OamEventLog{column}Lo")) == number & 0xFFFFFFFF
-        assert int(value("dot3OamEventLogValue")) == (ALL_ONES if entry["value"] is None else entry["value"])
-        assert int(value("dot3OamEventLogRunningTotal")) == entry["running_total"]
-        assert int(value("dot3OamEventLogEventTotal")) == entry["event_total"]
+        assert int(value("dot3OamEventLogValue")) == (ALL_ONES if entry["errors"] is None else entry["errors"])
+        assert int(value("dot3OamEventLogRunningTotal")) == entry["error_running_total"]
+        assert int(value("dot3OamEventLogEventTotal")) == entry["event_running_total"]
         assert int(value("dot3OamEventLogTimestamp")) > 0
     assert walked == {}, f"columns or rows show port does not have: {sorted(walked)[:5]}"
     # the same through GETBULK, and one get
@@ -209,8 +209,10 @@ def test_events_are_notified(lab: Lab, snmpd_with_traps: Snmpd, trap_receiver: T
     instance = f"{ifindex}.{entry['index']}"
     assert set(objects) == {f"{column}.{instance}" for column in range(2, 13)}
     assert int(objects[f"4.{instance}"]) == 3  # erroredFrameEvent
-    assert int(objects[f"7.{instance}"]) == entry["window"] and int(objects[f"9.{instance}"]) == entry["threshold"]
-    assert int(objects[f"10.{instance}"]) == entry["value"] and int(objects[f"12.{instance}"]) == entry["event_total"]
+    assert int(objects[f"7.{instance}"]) == entry["window_on_wire"]
+    assert int(objects[f"9.{instance}"]) == entry["threshold"]
+    assert int(objects[f"10.{instance}"]) == entry["errors"]
+    assert int(objects[f"12.{instance}"]) == entry["event_running_total"]
     # sent within a second of the event, on the master's own clock
     assert trap["uptime"] is not None and 0 <= trap["uptime"] - int(objects[f"2.{instance}"]) <= 100
     # the peer stops: its Dying Gasp is a non-threshold event

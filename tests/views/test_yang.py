@@ -412,7 +412,7 @@ def test_an_entry_without_a_wall_clock_time_is_left_out() -> None:
     pair, feed = start(MONITORED, MONITORED)
     feed.sample(20)
     (view,) = views(pair, "a")
-    assert [e["wall_time"] for e in view["event_log"]] == [None]
+    assert [e["time"] for e in view["event_log"]] == [None]
     assert link_oam(yang([view]))["event-log"] == {"event-log-entry": []}
     assert link_oam(yang([view]))["statistics"]["local-error-frame-log-entries"] == "1"
 

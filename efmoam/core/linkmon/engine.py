@@ -105,7 +105,7 @@ class LinkMonitoring:
             if errors is None:
                 if monitor.state is MonitorState.UNAVAILABLE and not monitor.unavailable_reported:
                     monitor.unavailable_reported = True
-                    self.outputs.append(MonitorUnavailable(monitor.kind.value, monitor.missing(deltas)))
+                    self.outputs.append(MonitorUnavailable(monitor.facts.key, monitor.missing(deltas)))
             elif errors >= monitor.lowest_threshold or monitor.state is not ok:  # else simply a clean window
                 self._window_closed(monitor, errors, now)
 

@@ -16,8 +16,13 @@ acts on the port:
   both are active, and the log shows at most 15 entries, every active one among them.
 * An entry keeps its slot for life; clearing an event marks its entry cleared.
 
-`EventLogEntry.view` is the one dict form of an entry: ``show port`` JSON, the event
-stream and the saved state all use it, and `EventLogEntry.from_view` reads it back.
+`EventLogEntry.view` is the one dict form of an entry: ``show port`` JSON and the event
+stream use it, the saved state too without the keys derived from others
+(`EventLogEntry.saved`), and `EventLogEntry.from_view` reads it back.  Its
+keys are the operators' vocabulary (the README's "Field reference"), not the attributes'
+RFC 4878 column names: ``time`` is the wall clock and ``monotonic`` the daemon's clock;
+``errors``, ``error_running_total`` and ``event_running_total`` as in the Link Event TLV;
+the window under the name of its unit (`window_view`), its TLV value as ``window_on_wire``.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 import attrs
 
+from efmoam.core.linkmon.kinds import MONITORS, MonitorFacts
 from pdu.enums import EVENT_LOG_TYPE_NAMES, FLAG_EVENT_TYPES, EventLogType
 
 IEEE_OUI = 0x0180C2  #: dot3OamEventLogOui of the standard's events
@@ -38,6 +44,26 @@ SLOTS = 12
 FLAG_SLOTS = {log_type: slot for slot, log_type in enumerate(FLAG_EVENT_TYPES.values(), start=1)}
 RING = range(len(FLAG_SLOTS) + 1, SLOTS + 1)
 _OUI = re.compile(r"[0-9a-f]{2}:[0-9a-f]{2}:[0-9a-f]{2}")
+_FACTS_BY_LOG_TYPE = {facts.log_type: facts for facts in MONITORS}
+#: the keys of the view derived from others: the saved state leaves them out (`EventLogEntry.saved`)
+DERIVED_KEYS = ("type", "window_seconds", "window_frames", "window_symbols")
+#: the window keys of an event without a window (a flag event)
+_NO_WINDOW = {"window_seconds": None, "window_frames": None, "window_symbols": None, "window_on_wire": None}
+
+
+def window_view(facts: MonitorFacts, on_wire: int, seconds: float | None = None) -> dict[str, Any]:
+    """A monitor's window under the name of each unit it is known in: ``window_seconds``
+    (given, or the TLV's 100 ms units), ``window_frames``, ``window_symbols`` (null when
+    not counted in that unit), and ``window_on_wire``, the TLV's value in its own unit."""
+    unit = facts.wire_window_unit
+    if seconds is None and unit == "100 ms":
+        seconds = on_wire / 10
+    return {
+        "window_seconds": seconds,
+        "window_frames": on_wire if unit == "frames" else None,
+        "window_symbols": on_wire if unit == "symbols" else None,
+        "window_on_wire": on_wire,
+    }
 
 
 class Location(enum.Enum):
@@ -52,19 +78,21 @@ class Severity(enum.Enum):
 
 @attrs.frozen
 class EventLogEntry:
-    """One event, as RFC 4878 dot3OamEventLogEntry plus SD/SF and its effect."""
+    """One event, as RFC 4878 dot3OamEventLogEntry plus SD/SF and its effect (the
+    attributes have the RFC's column names; `view` the operators' names)."""
 
     index: int  #: dot3OamEventLogIndex: grows with every entry of the port
     location: Location
     event_type: EventLogType
     severity: Severity
-    time: float  #: monotonic seconds, for logic
-    wall_time: float | None = None  #: seconds since the epoch, for display (when the caller gave a clock offset)
-    window: int = NOT_A_THRESHOLD
+    time: float  #: monotonic seconds, for logic (the view's ``monotonic``)
+    #: seconds since the epoch, for display, when the caller gave a clock offset (the view's ``time``)
+    wall_time: float | None = None
+    window: int = NOT_A_THRESHOLD  #: as the TLV carries it (``window_on_wire``)
     threshold: int = NOT_A_THRESHOLD
-    value: int = NOT_A_THRESHOLD  #: errors in the window
-    running_total: int = 0  #: errors since reset
-    event_total: int = 0  #: events since reset
+    value: int = NOT_A_THRESHOLD  #: errors in the window (``errors``)
+    running_total: int = 0  #: errors since reset (``error_running_total``)
+    event_total: int = 0  #: events since reset (``event_running_total``)
     oui: int = IEEE_OUI
     port_affecting: bool = False
     active: bool = True
@@ -74,12 +102,15 @@ class EventLogEntry:
 
         Keys: ``slot`` (1-12, or null for an entry not shown in a log), ``index``
         (dot3OamEventLogIndex), ``location`` (local, remote), ``type`` and
-        ``type_number`` (dot3OamEventLogType name and number),
-        ``severity`` (sd, sf), ``time`` (monotonic seconds when raised), ``wall_time``
-        (seconds since the epoch when raised, or null), ``oui`` (``01:80:c2``),
-        ``window``, ``threshold``, ``value`` (null for events without them, the RFC's
-        all-ones), ``running_total``, ``event_total``, ``port_affecting``, ``active``.
+        ``type_number`` (dot3OamEventLogType name and number), ``severity`` (sd, sf),
+        ``time`` (seconds since the epoch when raised, or null), ``monotonic`` (the
+        daemon's monotonic seconds when raised), ``oui`` (``01:80:c2``), the window
+        (`window_view`; null for events without one), ``threshold`` and ``errors`` (null
+        for events without them, the RFC's all-ones), ``error_running_total``,
+        ``event_running_total``, ``port_affecting``, ``active``.
         """
+        facts = _FACTS_BY_LOG_TYPE.get(self.event_type)
+        has_window = facts is not None and self.window != NOT_A_THRESHOLD
         return {
             "slot": slot,
             "index": self.index,
@@ -87,21 +118,29 @@ class EventLogEntry:
             "type": EVENT_LOG_TYPE_NAMES[self.event_type],
             "type_number": int(self.event_type),
             "severity": self.severity.value,
-            "time": self.time,
-            "wall_time": self.wall_time,
+            "time": self.wall_time,
+            "monotonic": self.time,
             "oui": self.oui.to_bytes(3, "big").hex(":"),
-            "window": _number_view(self.window),
+            **(window_view(facts, self.window) if has_window and facts is not None else _NO_WINDOW),
             "threshold": _number_view(self.threshold),
-            "value": _number_view(self.value),
-            "running_total": self.running_total,
-            "event_total": self.event_total,
+            "errors": _number_view(self.value),
+            "error_running_total": self.running_total,
+            "event_running_total": self.event_total,
             "port_affecting": self.port_affecting,
             "active": self.active,
         }
 
+    def saved(self, slot: int | None) -> dict[str, Any]:
+        """The view without `DERIVED_KEYS`, as the saved state keeps it (`from_view` reads both)."""
+        view = self.view(slot)
+        for key in DERIVED_KEYS:
+            del view[key]
+        return view
+
     @classmethod
     def from_view(cls, view: object) -> tuple[int | None, EventLogEntry]:
-        """(slot, entry) from `view`; ValueError names what is wrong with it."""
+        """(slot, entry) from `view`; ValueError names what is wrong with it.  The window
+        is read from ``window_on_wire``; the other window keys are derived from it."""
         if not isinstance(view, dict):
             raise ValueError(f"an event-log entry is an object, not {type(view).__name__}")
         get = _Reader(view)
@@ -117,13 +156,13 @@ class EventLogEntry:
             location=get.choice("location", Location),
             event_type=EventLogType(type_number),
             severity=get.choice("severity", Severity),
-            time=get.real("time"),
-            wall_time=None if view.get("wall_time") is None else get.real("wall_time"),
-            window=get.threshold_number("window"),
+            time=get.real("monotonic"),
+            wall_time=None if view.get("time") is None else get.real("time"),
+            window=get.threshold_number("window_on_wire"),
             threshold=get.threshold_number("threshold"),
-            value=get.threshold_number("value"),
-            running_total=get.integer("running_total", 0, 2**64),
-            event_total=get.integer("event_total", 0, 2**64),
+            value=get.threshold_number("errors"),
+            running_total=get.integer("error_running_total", 0, 2**64),
+            event_total=get.integer("event_running_total", 0, 2**64),
             oui=oui_value,
             port_affecting=get.boolean("port_affecting"),
             active=get.boolean("active"),

@@ -1,7 +1,7 @@
 """Link monitoring state as plain data, so a restarted daemon keeps it.
 
 `snapshot` gives JSON-ready data: the event log as shown and the active events
-themselves, each with its own entry (`EventLogEntry.view`), so no reuse of a log slot can
+themselves, each with its own entry (`EventLogEntry.saved`), so no reuse of a log slot can
 break a restore.  `restore` puts it back into a fresh `LinkMonitoring`:
 
 * a port that was out of service stays out of service, failed monitors stay failed (so
@@ -14,14 +14,17 @@ break a restore.  `restore` puts it back into a fresh `LinkMonitoring`:
   event is shown cleared.
 
 The file is input like any other: whatever it holds, `restore` either restores or raises
-ValueError naming the problem, and then leaves `monitoring` as it was.  Version 1 (which
-saved only the index of each active event's log entry) is still read; a flag event whose
-entry that version's log had overwritten is rebuilt from its key, any other active event
-without its entry is reported and left out.
+ValueError naming the problem, and then leaves `monitoring` as it was.  Version 2 (the
+same shape, the entries under the names of schema 1 of ``show port``: ``time``
+monotonic, ``wall_time``, ``window``, ``value``, ``running_total``, ``event_total``) is
+read by renaming its keys.  Version 1 (which saved only the index of each active event's
+log entry) is still read; a flag event whose entry that version's log had overwritten is
+rebuilt from its key, any other active event without its entry is reported and left out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from efmoam.core.linkmon.engine import LinkMonitoring
@@ -31,7 +34,12 @@ from efmoam.core.linkmon.kinds import FACTS, MonitorKind
 from efmoam.core.linkmon.settings import PortAction
 from pdu.enums import FLAG_EVENT_TYPES, Flag
 
-VERSION = 2
+VERSION = 3
+#: version 2's entry keys, and the names they have now
+_V2_NAMES = {
+    "time": "monotonic", "wall_time": "time", "window": "window_on_wire", "value": "errors",
+    "running_total": "error_running_total", "event_total": "event_running_total",
+}  # fmt: skip
 #: the Information flags a local failure may set (local-sf-action's info-notification)
 _FAILURE_FLAGS = Flag.DYING_GASP | Flag.CRITICAL_EVENT
 
@@ -41,9 +49,9 @@ def snapshot(monitoring: LinkMonitoring) -> dict[str, Any]:
     return {
         "version": VERSION,
         "next_index": monitoring.log.next_index,
-        "log": [entry.view(slot) for slot, entry in monitoring.log.entries()],
+        "log": [entry.saved(slot) for slot, entry in monitoring.log.entries()],
         "active": [
-            {"key": event.key.view(), "flags": int(event.flags), "entry": event.entry.view(None)}
+            {"key": event.key.view(), "flags": int(event.flags), "entry": event.entry.saved(None)}
             for event in monitoring.active
         ],
     }
@@ -75,7 +83,9 @@ def _read(monitoring: LinkMonitoring, data: object, now: float) -> tuple[EventLo
         raise ValueError(f"saved state is an object, not {type(data).__name__}")
     version = data.get("version")
     if version == VERSION:
-        log, active, problems = _read_v2(data)
+        log, active, problems = _read_entries(data, EventLogEntry.from_view)
+    elif version == 2:
+        log, active, problems = _read_entries(data, _entry_v2)
     elif version == 1:
         log, active, problems = _read_v1(monitoring, data, now)
     else:
@@ -107,15 +117,22 @@ def _flags(value: object) -> Flag:
     return Flag(value)
 
 
-def _read_v2(data: dict[str, Any]) -> tuple[EventLog, list[ActiveEvent], list[str]]:
-    log = EventLog()
-    log.load([EventLogEntry.from_view(view) for view in _list(data, "log")], _next_index(data))
+_EntryReader = Callable[[object], tuple[int | None, EventLogEntry]]
+
+
+def _read_entries(data: dict[str, Any], read: _EntryReader) -> tuple[EventLog, list[ActiveEvent], list[str]]:
+    """Versions 2 and 3: the log and the active events with their own entries, read by `read`.
+    A log entry of an active event's index shows that event's own entry (the truth)."""
+    shown = [read(view) for view in _list(data, "log")]
     active: list[ActiveEvent] = []
     for item in _list(data, "active"):
         if not isinstance(item, dict):
             raise ValueError("a saved active event is an object")
-        _, entry = EventLogEntry.from_view(item.get("entry"))
+        _, entry = read(item.get("entry"))
         active.append(ActiveEvent(EventKey.from_view(item.get("key")), entry, _flags(item.get("flags"))))
+    truth = {event.entry.index: event.entry for event in active}
+    log = EventLog()
+    log.load([(slot, truth.get(entry.index, entry)) for slot, entry in shown], _next_index(data))
     return log, active, []
 
 
@@ -133,7 +150,14 @@ def _check(event: ActiveEvent) -> None:
         raise ValueError(f"saved active event {what} sets flags it cannot set: {int(event.flags)}")
 
 
-# -- version 1 ------------------------------------------------------------------------------
+# -- versions 2 and 1 -------------------------------------------------------------------------
+
+
+def _entry_v2(data: object) -> tuple[int | None, EventLogEntry]:
+    """An entry as version 2 saved it: its keys renamed, then read as now."""
+    if not isinstance(data, dict):
+        raise ValueError(f"an event-log entry is an object, not {type(data).__name__}")
+    return EventLogEntry.from_view({_V2_NAMES.get(key, key): value for key, value in data.items()})
 
 
 def _entry_v1(data: object) -> EventLogEntry:
@@ -146,7 +170,7 @@ def _entry_v1(data: object) -> EventLogEntry:
     view = {**data, "type_number": data.get("event_type"), "oui": oui.to_bytes(3, "big").hex(":"), "slot": None}
     for key in ("window", "threshold", "value"):
         view[key] = None if view.get(key) == NOT_A_THRESHOLD else view.get(key)
-    return EventLogEntry.from_view(view)[1]
+    return _entry_v2(view)[1]
 
 
 def _read_v1(

@@ -293,7 +293,9 @@ class Policy:
         return Service(bool(out), bool(down), tuple(out + down))
 
     def view(self, wall_clock_offset: float | None = None) -> dict[str, Any]:
-        """The active session events and the latches, as plain data for ``show``."""
+        """The active session events and the latches, as plain data for ``show``: ``since``
+        and ``recovers_at`` in seconds since the epoch (null without `wall_clock_offset`),
+        ``*_monotonic`` the same in the engine's clock."""
 
         def wall(t: float | None) -> float | None:
             return None if t is None or wall_clock_offset is None else t + wall_clock_offset
@@ -303,8 +305,8 @@ class Policy:
                 {
                     "name": e.name,
                     "actions": sorted(a.value for a in e.actions),
-                    "since": e.since,
-                    "since_wall": wall(e.since),
+                    "since": wall(e.since),
+                    "since_monotonic": e.since,
                     "cause": e.cause,
                     "detail": e.detail,
                     "latched": e.name in self.latches,
@@ -316,10 +318,10 @@ class Policy:
                     "name": latch.name,
                     "action": latch.action.value,
                     "location": latch.location.value,
-                    "since": latch.since,
-                    "since_wall": wall(latch.since),
-                    "recovers_at": latch.recovers_at,
-                    "recovers_at_wall": wall(latch.recovers_at),
+                    "since": wall(latch.since),
+                    "since_monotonic": latch.since,
+                    "recovers_at": wall(latch.recovers_at),
+                    "recovers_at_monotonic": latch.recovers_at,
                     "held_down": latch.held_down,
                     "active": latch.name in self.active or latch.key is not None,
                 }

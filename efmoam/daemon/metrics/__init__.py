@@ -6,7 +6,10 @@ active events, the drop counters), plus the few things the daemon records in a
 `Telemetry` as they happen.
 
 * `schema`: every family (name, type, help, labels) and how a port's samples are made:
-  the one definition both renderings use.
+  the one definition both renderings use; what ``detail: basic`` keeps of them (`BASIC`,
+  a subset of full series for series, so the alert rules work at either detail).
+* `process`: ``efmoam_build_info`` and prometheus_client's ``process_*`` families, read
+  from /proc/self.
 * `exposition`: the daemon's endpoint body, the text format kept between scrapes and
   redone where values changed (`Renderer`).
 * `collector`: the same metrics as a prometheus_client custom collector
@@ -19,7 +22,11 @@ one wake-up (never while it sleeps in select); a scrape holds it while it reads 
 of ports (`exposition.BATCH`).  Each port is therefore seen between two wake-ups, never
 half-way through one, and the loop waits for one batch at most.
 
-The README ("Running a fleet") lists the metrics.
+Counters only grow while the daemon runs: ``clear port P statistics`` is a display
+baseline for show (`efmoam.core.stats.DisplayBaseline`), never a reset, so Prometheus
+never sees a counter fall.
+
+The README ("Running a fleet") lists the metrics and the series per port at each detail.
 """
 
 from efmoam.daemon.metrics.collector import PortCollector, registry_for, snapshot

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from efmoam.daemon.metrics.schema import DAEMON_FAMILIES, FAMILIES, GROUPS, daemon_samples
+from efmoam.config.model import MetricsDetail
+from efmoam.daemon.metrics.process import OWN_FAMILIES, own_samples
+from efmoam.daemon.metrics.schema import FAMILIES, GROUPS, SELECTIONS
 from efmoam.daemon.metrics.telemetry import DaemonLike
 
 if TYPE_CHECKING:  # prometheus_client is an optional extra (efmoam[metrics]): imported when used
@@ -36,49 +38,54 @@ def snapshot(daemon: DaemonLike) -> Snapshot:
         return ports, daemon.health()
 
 
-def families(taken: Snapshot) -> list[Metric]:
-    """prometheus_client's metric families of a snapshot."""
+def families(taken: Snapshot, detail: MetricsDetail = MetricsDetail.FULL) -> list[Metric]:
+    """prometheus_client's metric families of a snapshot, at `detail`."""
     from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily  # noqa: PLC0415 - optional
 
+    selection = SELECTIONS[detail]
     metrics: dict[object, Metric] = {
         family: (CounterMetricFamily if family.type == "counter" else GaugeMetricFamily)(
             family.name, family.help, labels=("device", *family.labels)
         )
         for family in FAMILIES
+        if family in selection.families
     }
     ports, health = taken
     for device, values in ports:
         for group, value in zip(GROUPS, values, strict=True):
-            for family, labels, number in group.samples(value):
-                metrics[family].add_metric((device, *labels), number)  # type: ignore[attr-defined]
+            for sample in group.samples(value):
+                if selection.keeps(sample):
+                    family, labels, number = sample
+                    metrics[family].add_metric((device, *labels), number)  # type: ignore[attr-defined]
     own: dict[object, Metric] = {
         family: (CounterMetricFamily if family.type == "counter" else GaugeMetricFamily)(
             family.name, family.help, labels=family.labels
         )
-        for family in DAEMON_FAMILIES
+        for family in OWN_FAMILIES
     }
-    for family, labels, number in daemon_samples(health):
+    for family, labels, number in own_samples(health):
         own[family].add_metric(labels, number)  # type: ignore[attr-defined]
     return [*metrics.values(), *own.values()]
 
 
 class PortCollector:
-    """A prometheus_client custom collector of a daemon's ports: one snapshot per collect."""
+    """A prometheus_client custom collector of a daemon's ports at `detail`: one snapshot per collect."""
 
-    def __init__(self, daemon: DaemonLike) -> None:
+    def __init__(self, daemon: DaemonLike, detail: MetricsDetail = MetricsDetail.FULL) -> None:
         self._daemon = daemon
+        self._detail = detail
 
     def collect(self) -> Iterator[Metric]:
-        yield from families(snapshot(self._daemon))
+        yield from families(snapshot(self._daemon), self._detail)
 
     def describe(self) -> Iterator[Metric]:
         return iter(())  # nothing is read at registration time
 
 
-def registry_for(daemon: DaemonLike) -> CollectorRegistry:
-    """A prometheus_client registry holding a `PortCollector` of `daemon`."""
+def registry_for(daemon: DaemonLike, detail: MetricsDetail = MetricsDetail.FULL) -> CollectorRegistry:
+    """A prometheus_client registry holding a `PortCollector` of `daemon` at `detail`."""
     from prometheus_client.registry import CollectorRegistry  # noqa: PLC0415 - optional dependency
 
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(cast("Collector", PortCollector(daemon)))
+    registry.register(cast("Collector", PortCollector(daemon, detail)))
     return registry

@@ -18,6 +18,10 @@ Reading happens under the daemon's lock, `BATCH` ports per hold, so the loop wai
 one batch at most, never for a whole scrape.  Each port is read between two of the
 loop's wake-ups.
 
+Detail: a `Renderer` exports what its `schema.Selection` keeps (``daemon.metrics.detail``).
+At basic detail the groups with no family kept are not read at all, and the families left
+out have no lines, not even their HELP and TYPE.
+
 Compression: when the scraper accepts gzip (Prometheus does), the body is one gzip
 member per family, concatenated (RFC 1952 allows several members, and Go's reader,
 which Prometheus uses, reads them as one stream).  Unchanged families are therefore not
@@ -32,7 +36,9 @@ import time
 from itertools import compress, count, repeat
 from operator import ne
 
-from efmoam.daemon.metrics.schema import DAEMON_FAMILIES, FAMILIES, GROUPS, Family, Group, Sample, daemon_samples
+from efmoam.config.model import MetricsDetail
+from efmoam.daemon.metrics.process import OWN_FAMILIES, own_samples
+from efmoam.daemon.metrics.schema import FAMILIES, GROUPS, SELECTIONS, Family, Group, Sample, Selection
 from efmoam.daemon.metrics.telemetry import DaemonLike, RuntimeLike
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -48,7 +54,10 @@ _COLUMN_GROUPS = tuple((group, FAMILIES.index(group.families[0])) for group in G
 _COLUMN_READERS = tuple(group.read for group, _ in _COLUMN_GROUPS)
 #: the other groups, handled a port at a time
 _BLOCK_GROUPS = tuple((group, FAMILIES.index(group.families[0])) for group in GROUPS if not group.per_family)
-_BLOCK_READERS = tuple(group.read for group, _ in _BLOCK_GROUPS)
+assert all(
+    test is None or family not in group.families
+    for group, _ in _COLUMN_GROUPS for family, test in SELECTIONS[MetricsDetail.BASIC].tests.items()
+), "a column family is kept or left out whole"  # fmt: skip
 
 
 def _escape(value: str) -> str:
@@ -74,31 +83,40 @@ class _PortLines:
         self.device = f'device="{_escape(name)}"'
         self.chunks: list[bytes] = [b""] * len(FAMILIES)  #: the port's lines of each block family
 
-    def update(self, index: int, value: object, dirty: set[int]) -> None:
-        """Block group `index` read `value`, which differs from what it read before: redo its lines."""
-        group, first = _BLOCK_GROUPS[index]
+    def update(self, group: Group, first: int, samples: list[Sample], dirty: set[int]) -> None:
+        """`group` (its first family at `first`) now makes `samples`: redo its lines where they changed."""
         chunks = self.chunks
-        for family, text in enumerate(_lines(self.device, group, list(group.samples(value))), first):
+        for family, text in enumerate(_lines(self.device, group, samples), first):
             if chunks[family] != text:
                 chunks[family] = text
                 dirty.add(family)
 
 
 class Renderer:
-    """The exposition of every port, redone where it changed since the previous scrape.
+    """The exposition of every port at `detail`, redone where it changed since the previous scrape.
 
     Thread-safe: scrapes (the endpoint serves each on its own thread) take turns.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, detail: MetricsDetail = MetricsDetail.FULL) -> None:
+        self.detail = detail
+        selection: Selection = SELECTIONS[detail]
+        self._keeps = selection.keeps
+        self._families = selection.families
+        #: the families exported, as indices into FAMILIES (exposition order)
+        self._exported = [index for index, family in enumerate(FAMILIES) if family in selection.families]
+        #: the block groups read: those with a family exported
+        self._blocks = [
+            (group, first) for group, first in _BLOCK_GROUPS if any(f in selection.families for f in group.families)
+        ]
         self._lock = threading.Lock()
         self._names: tuple[str, ...] | None = None  #: None: nothing read yet
         self._ports: list[_PortLines] = []
         #: per column family: each port's line with the value left to fill in (``%r``)
         self._templates: dict[int, list[bytes]] = {}
         self._columns: dict[int, tuple[object, ...]] = {}  #: per column family: each port's value
-        #: per block group: what it read of each port last time
-        self._last: list[list[object]] = [[] for _ in _BLOCK_GROUPS]
+        #: per block group read: what it read of each port last time
+        self._last: list[list[object]] = [[] for _ in self._blocks]
         self._texts: list[bytes] = list(_HEADERS)  #: per family: header and every port's lines
         self._gzipped: list[bytes | None] = [None] * len(FAMILIES)  #: per family: `_texts` as a gzip member
 
@@ -113,18 +131,21 @@ class Renderer:
             for (group, first), group_rows in zip(_COLUMN_GROUPS, rows, strict=True):
                 columns = zip(*group_rows, strict=True) if group_rows else [()] * len(group.families)
                 for family, column in enumerate(columns, first):
-                    if column != self._columns.get(family):
+                    if group.families[family - first] in self._families and column != self._columns.get(family):
                         self._columns[family] = column
                         lines = zip(self._templates[family], column, strict=True)
                         texts[family] = _HEADERS[family] + b"".join([t % v for t, v in lines if v is not None])
                         gzipped[family] = None
-            own = _daemon_text(daemon)
+            own = _own_text(daemon)
             if not compressed:
-                return [*texts, own]
-            for family, member in enumerate(gzipped):
+                return [*(texts[family] for family in self._exported), own]
+            members = []
+            for family in self._exported:
+                member = gzipped[family]
                 if member is None:
-                    gzipped[family] = gzip.compress(texts[family], compresslevel=1, mtime=0)
-            return [*(member for member in gzipped if member is not None), gzip.compress(own, 1, mtime=0)]
+                    member = gzipped[family] = gzip.compress(texts[family], compresslevel=1, mtime=0)
+                members.append(member)
+            return [*members, gzip.compress(own, 1, mtime=0)]
 
     def _read(self, daemon: DaemonLike) -> tuple[set[int], list[list[tuple[object, ...]]]]:
         """Read every port, `BATCH` ports per hold of the daemon's lock.
@@ -152,28 +173,28 @@ class Renderer:
                     ]
             dirty.update(range(len(FAMILIES)))
         rows: list[list[tuple[object, ...]]] = [[] for _ in _COLUMN_GROUPS]
-        ports, lasts = self._ports, self._last
+        ports, lasts, blocks, keeps = self._ports, self._last, self._blocks, self._keeps
         for start in range(0, len(runtimes), BATCH):
             batch = runtimes[start : start + BATCH]
             with daemon.lock:  # a port is never read half-way through one of the loop's wake-ups
                 context = repeat(daemon.telemetry), repeat(daemon.wall_clock_offset)
                 for group_rows, read in zip(rows, _COLUMN_READERS, strict=True):
                     group_rows.extend(map(read, batch, *context))  # type: ignore[arg-type]
-                for index, (read, last) in enumerate(zip(_BLOCK_READERS, lasts, strict=True)):
-                    now = list(map(read, batch, *context))
+                for (group, first), last in zip(blocks, lasts, strict=True):
+                    now = list(map(group.read, batch, *context))
                     for at in compress(count(start), map(ne, now, last[start : start + BATCH])):
                         value = last[at] = now[at - start]
-                        ports[at].update(index, value, dirty)
+                        ports[at].update(group, first, [s for s in group.samples(value) if keeps(s)], dirty)
             time.sleep(0)  # let the loop, if it waits for the lock, take it now (a release alone does not)
         return dirty, rows
 
 
-def _daemon_text(daemon: DaemonLike) -> bytes:
-    """The daemon's own families (a few lines: made anew at every scrape)."""
+def _own_text(daemon: DaemonLike) -> bytes:
+    """The families without the device label (a few lines: made anew at every scrape)."""
     with daemon.lock:
         health = daemon.health()
-    lines: dict[Family, list[str]] = {family: [] for family in DAEMON_FAMILIES}
-    for family, labels, value in daemon_samples(health):
+    lines: dict[Family, list[str]] = {family: [] for family in OWN_FAMILIES}
+    for family, labels, value in own_samples(health):
         written = ",".join(f'{name}="{_escape(text)}"' for name, text in zip(family.labels, labels, strict=True))
         lines[family].append(f"{family.name}{{{written}}} {value!r}\n" if written else f"{family.name} {value!r}\n")
     return "".join(
@@ -182,6 +203,6 @@ def _daemon_text(daemon: DaemonLike) -> bytes:
     ).encode()
 
 
-def render(daemon: DaemonLike) -> bytes:
-    """The exposition of every port, from scratch (the endpoint keeps a `Renderer`)."""
-    return b"".join(Renderer().render(daemon))
+def render(daemon: DaemonLike, detail: MetricsDetail = MetricsDetail.FULL) -> bytes:
+    """The exposition of every port at `detail`, from scratch (the endpoint keeps a `Renderer`)."""
+    return b"".join(Renderer(detail).render(daemon))

@@ -9,7 +9,11 @@ changed, and the prometheus_client collector (`efmoam.daemon.metrics.collector`)
 every sample to its metric families.
 
 Values are ints where the engine counts (so counters print as integers) and floats for
-timestamps; 0/1 gauges are ints.
+timestamps; 0/1 gauges are ints.  Names follow promtool's lint (``check metrics``):
+counters end in ``_total``, units are base units, and no name says a metric type.
+
+A `Selection` per ``daemon.metrics.detail`` says which samples are exported: full, all;
+basic, those of `BASIC` (what the alert rules and a dashboard read).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
+from efmoam.config.model import MetricsDetail
 from efmoam.core.linkmon.counters import COUNTERS
 from efmoam.core.linkmon.eventlog import EventLogEntry
 from efmoam.core.linkmon.kinds import FACTS, MonitorKind
@@ -283,19 +288,20 @@ POLICY = Group((POLICY_EVENT_ACTIVE, POLICY_EVENTS_RAISED, PORT_LATCHED), _read_
 
 # -- the daemon's inputs ------------------------------------------------------------------
 
-COUNTER_AVAILABLE = Family(
-    "efmoam_counter_available",
+# (not "counter" in the name: a metric name must not name a metric type, promtool says)
+LINK_STAT_AVAILABLE = Family(
+    "efmoam_link_stat_available",
     "gauge",
-    "1 when the last counter read provided this error counter, 0 when the source lacks it",
-    ("counter",),
+    "1 when the last read of the interface's statistics provided this one, 0 when the source lacks it",
+    ("stat",),
 )
 COUNTER_SOURCE = Group(
-    (COUNTER_AVAILABLE,),
+    (LINK_STAT_AVAILABLE,),
     lambda runtime, telemetry, _offset: telemetry.counters_present.get(runtime.name),
     lambda present: (
         ()
         if present is None
-        else ((COUNTER_AVAILABLE, (counter,), int(flag)) for counter, flag in zip(COUNTERS, present, strict=True))
+        else ((LINK_STAT_AVAILABLE, (counter,), int(flag)) for counter, flag in zip(COUNTERS, present, strict=True))
     ),
 )
 
@@ -311,14 +317,22 @@ def _read_drops(runtime: RuntimeLike, _telemetry: Telemetry, _offset: float) -> 
     return (*runtime.port.drops.items(), *runtime.receive_drops)
 
 
+RX_MALFORMED = Family(
+    "efmoam_rx_malformed_total",
+    "counter",
+    'Broken OAMPDUs received: efmoam_rx_dropped_total{malformed="true"} summed (one series, kept at basic detail)',
+)
+
+
 def _drop_samples(drops: tuple[tuple[str, int], ...]) -> Iterator[Sample]:
     counts = dict.fromkeys(ALWAYS_DROPPED, 0)
     counts.update(drops)
     for reason, count in sorted(counts.items()):
         yield RX_DROPPED, (reason, "true" if reason in MALFORMED else "false"), count
+    yield RX_MALFORMED, (), sum(count for reason, count in counts.items() if reason in MALFORMED)
 
 
-DROPS = Group((RX_DROPPED,), _read_drops, _drop_samples)
+DROPS = Group((RX_DROPPED, RX_MALFORMED), _read_drops, _drop_samples)
 
 PEER_QUIRKS = Family(
     "efmoam_peer_quirks_total",
@@ -338,6 +352,55 @@ GROUPS = (DISCOVERY, PEER, PORT_VALUES, MONITORS, EVENTS, POLICY, COUNTER_SOURCE
 #: every family, in exposition order
 FAMILIES = tuple(family for group in GROUPS for family in group.families)
 assert len(set(FAMILIES)) == len(FAMILIES), "a family in two groups"
+
+# -- detail: basic -------------------------------------------------------------------------
+
+
+def _current(sample: Sample) -> bool:
+    """Of a state set (one series per state, 1 for the current one): the current state only."""
+    return sample[2] == 1
+
+
+#: what ``daemon.metrics.detail: basic`` keeps of a port: what the alert rules
+#: (config/prometheus/efmoam-rules.yaml) and a dashboard read.  Per family, None keeps every
+#: sample, a test the samples it accepts; families not named are left out.  Every series
+#: kept is exactly as at full detail, so a query written for basic works at full.
+BASIC: Mapping[Family, Callable[[Sample], bool] | None] = {
+    OPER_STATUS: _current,  # 1
+    PEER_EXPECTED: None,  # 1
+    OUT_OF_SERVICE: None,  # 1, and one more per further reason holding the port out
+    ACTIVE_EVENTS: None,  # 4
+    MONITOR_STATE: _current,  # 1 per monitor enabled: at most 4
+    EVENTS_RAISED: lambda sample: sample[1][1] == "sd",  # 2: EfmOamRepeatedDegrade
+    STATS[STAT_FIELDS.index("information_tx")]: None,  # 1
+    STATS[STAT_FIELDS.index("information_rx")]: None,  # 1
+    STATS[STAT_FIELDS.index("unsupported_codes_rx")]: None,  # 1
+    RX_MALFORMED: None,  # 1
+    ACTION_FAILED: None,  # 1
+}
+
+
+@attrs.frozen
+class Selection:
+    """The series a detail level exports: which families, and of some which samples."""
+
+    families: frozenset[Family]
+    tests: Mapping[Family, Callable[[Sample], bool]]
+
+    def keeps(self, sample: Sample) -> bool:
+        family = sample[0]
+        if family not in self.families:
+            return False
+        test = self.tests.get(family)
+        return test is None or test(sample)
+
+
+SELECTIONS = {
+    MetricsDetail.FULL: Selection(frozenset(FAMILIES), {}),
+    MetricsDetail.BASIC: Selection(
+        frozenset(BASIC), {family: test for family, test in BASIC.items() if test is not None}
+    ),
+}
 
 
 # -- the daemon itself: families without the device label --------------------------------

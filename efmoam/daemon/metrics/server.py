@@ -7,6 +7,7 @@ import socket
 import threading
 from typing import Any
 
+from efmoam.config.model import MetricsDetail
 from efmoam.daemon.metrics.exposition import CONTENT_TYPE, Renderer
 from efmoam.daemon.metrics.telemetry import DaemonLike
 
@@ -89,19 +90,31 @@ class _Server6(_Server):
 
 
 class MetricsServer:
-    """Serves the metrics of `daemon` at http://address:port/metrics until `close`.
+    """Serves the metrics of `daemon` at `detail` at http://address:port/metrics until `close`.
 
     Raises OSError when the address cannot be bound.
     """
 
-    def __init__(self, daemon: DaemonLike, address: str, port: int) -> None:
-        handler = type("Handler", (_Handler,), {"daemon_ref": daemon, "renderer": Renderer()})
+    def __init__(self, daemon: DaemonLike, address: str, port: int, detail: MetricsDetail = MetricsDetail.FULL) -> None:
+        self._handler: type[_Handler] = type(
+            "Handler", (_Handler,), {"daemon_ref": daemon, "renderer": Renderer(detail)}
+        )
         server_class = _Server6 if ":" in address else _Server
-        self._server = server_class((address, port), handler)
+        self._server = server_class((address, port), self._handler)
         self.address = address
         self.port = int(self._server.server_address[1])  # the bound port (port 0: chosen by the kernel)
         self._thread = threading.Thread(target=self._server.serve_forever, name="efmoam-metrics", daemon=True)
         self._thread.start()
+
+    @property
+    def detail(self) -> MetricsDetail:
+        return self._handler.renderer.detail
+
+    @detail.setter
+    def detail(self, detail: MetricsDetail) -> None:
+        """From the next scrape on (a scrape under way finishes at the detail it began with)."""
+        if detail is not self.detail:
+            self._handler.renderer = Renderer(detail)
 
     def close(self) -> None:
         self._server.shutdown()
