@@ -511,3 +511,23 @@ def event_entries(view: dict[str, Any], **match: Any) -> list[dict[str, Any]]:
 
 def first(items: Iterable[T]) -> T | None:
     return next(iter(items), None)
+
+
+def device_samples(lab: Lab, metrics_port: int, device: str = "veth0") -> dict[str, float]:
+    """`device`'s samples in side A's metrics endpoint, by name with the labels after
+    device joined in (``name{k=v,...}``)."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def get() -> bytes:
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as response:
+            return bytes(response.read())
+
+    found = {}
+    for family in text_string_to_metric_families(in_netns(lab.ns_a, get).decode()):
+        for sample in family.samples:
+            if sample.labels.get("device") == device:
+                rest = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()) if k != "device")
+                found[f"{sample.name}{{{rest}}}"] = sample.value
+    return found

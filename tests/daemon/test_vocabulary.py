@@ -9,16 +9,13 @@ import json
 import re
 import shlex
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from efmoam.daemon.runtime import EVENT_LOG_FIELDS
-from tests.daemon.lab import Lab
-from tests.linux.netns import in_netns
+from tests.daemon.lab import Lab, device_samples
 
 pytestmark = pytest.mark.root
 
@@ -42,19 +39,7 @@ def as_logged(value: object) -> str:
 
 
 def scrape(lab: Lab) -> dict[str, float]:
-    """veth0's samples, by name and labels after device (``name{k=v,...}``)."""
-
-    def get() -> bytes:
-        with urllib.request.urlopen(f"http://127.0.0.1:{METRICS_PORT}/metrics", timeout=5) as response:
-            return bytes(response.read())
-
-    found = {}
-    for family in text_string_to_metric_families(in_netns(lab.ns_a, get).decode()):
-        for sample in family.samples:
-            if sample.labels.get("device") == "veth0":
-                rest = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()) if k != "device")
-                found[f"{sample.name}{{{rest}}}"] = sample.value
-    return found
+    return device_samples(lab, METRICS_PORT)
 
 
 def records(path: Path, kind: str) -> list[dict[str, Any]]:

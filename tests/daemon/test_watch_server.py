@@ -7,8 +7,6 @@ and plain requests are served on; a quiet watcher is never idle-closed."""
 from __future__ import annotations
 
 import json
-import queue
-import selectors
 import socket
 import threading
 import time
@@ -18,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from efmoam.daemon.control import ControlError, ControlServer, Peer, Subscription, Watch
-from tests.robustness.test_control_server import Client
+from efmoam.daemon.control import ControlError, Peer, Subscription, Watch
+from tests.robustness.test_control_server import Client, ServerLoop
 
 
 def handler(op: str, args: dict[str, Any], _peer: Peer | None) -> Any:
@@ -31,64 +29,17 @@ def handler(op: str, args: dict[str, Any], _peer: Peer | None) -> Any:
     raise ControlError("bad_request", f"unknown op {op!r}")
 
 
-class WatchLoop:
-    """A ControlServer in a selector loop on a thread; `publish` hands records to the loop."""
+class WatchLoop(ServerLoop):
+    """The robustness tests' server loop serving `handler`, started at once; `dropped`
+    lists the watches the server ended (peer, bytes pending)."""
 
     def __init__(self, path: str, **limits: Any) -> None:
-        self.selector = selectors.DefaultSelector()
         self.dropped: list[tuple[Peer | None, int]] = []
-        self.server = ControlServer(
-            path, handler, self.selector, on_watch_drop=lambda peer, n: self.dropped.append((peer, n)), **limits
-        )
-        self.records: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.longest = 0.0
-        self.crash: BaseException | None = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__(path, serve=handler, on_watch_drop=lambda peer, n: self.dropped.append((peer, n)), **limits)
         self._thread.start()
 
-    def publish(self, *records: dict[str, Any]) -> None:
-        for record in records:
-            self.records.put(record)
-
-    def settled(self) -> None:
-        """Wait until the loop has published every record handed to it."""
-        deadline = time.monotonic() + 5
-        while not self.records.empty():
-            assert time.monotonic() < deadline, "the loop does not publish"
-            time.sleep(0.005)
-        time.sleep(0.05)
-
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join(5.0)
-        assert not self._thread.is_alive(), "the loop is stuck"
-        self.server.close()
-        self.selector.close()
-        if self.crash is not None:
-            raise AssertionError("the control server raised out of the loop") from self.crash
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.is_set():
-                deadline = self.server.next_deadline()
-                timeout = 0.01 if deadline is None else min(0.01, max(0.0, deadline - time.monotonic()))
-                ready = self.selector.select(timeout)
-                start = time.monotonic()
-                for key, _ in ready:
-                    key.data(time.monotonic())
-                while True:
-                    try:
-                        self.server.publish(self.records.get_nowait())
-                    except queue.Empty:
-                        break
-                now = time.monotonic()
-                deadline = self.server.next_deadline()
-                if deadline is not None and deadline <= now:
-                    self.server.service(now)
-                self.longest = max(self.longest, time.monotonic() - start)
-        except BaseException as exc:
-            self.crash = exc
+        self.__exit__(None, None, None)
 
 
 @pytest.fixture

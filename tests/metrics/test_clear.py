@@ -7,16 +7,13 @@
 from __future__ import annotations
 
 import copy
-import urllib.request
 from typing import Any
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from efmoam.core.stats import DisplayBaseline
 from efmoam.daemon.operations import CLEARED, SPARSE
-from tests.daemon.lab import Lab
-from tests.linux.netns import in_netns
+from tests.daemon.lab import Lab, device_samples
 
 VIEW: dict[str, Any] = {
     "name": "eth0",
@@ -91,19 +88,7 @@ METRICS_PORT = 9718
 
 
 def scrape(lab: Lab) -> dict[str, float]:
-    """veth0's samples in A's endpoint, by name (labels after device joined in)."""
-
-    def get() -> bytes:
-        with urllib.request.urlopen(f"http://127.0.0.1:{METRICS_PORT}/metrics", timeout=5) as response:
-            return bytes(response.read())
-
-    found = {}
-    for family in text_string_to_metric_families(in_netns(lab.ns_a, get).decode()):
-        for sample in family.samples:
-            if sample.labels.get("device") == "veth0":
-                rest = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()) if k != "device")
-                found[f"{sample.name}{{{rest}}}"] = sample.value
-    return found
+    return device_samples(lab, METRICS_PORT)
 
 
 @pytest.mark.root

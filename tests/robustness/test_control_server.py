@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
+import queue
 import selectors
 import socket
 import sys
@@ -35,17 +36,19 @@ def handler(op: str, args: dict[str, Any], _peer: Any = None) -> Any:
 
 
 class ServerLoop:
-    """A ControlServer in a selector loop on a thread, driven the way the daemon drives it."""
+    """A ControlServer in a selector loop on a thread, driven the way the daemon drives it
+    (`publish` hands records to the loop, which publishes them to watchers)."""
 
-    def __init__(self, path: str, on_error: Any = None, **limits: Any) -> None:
+    def __init__(self, path: str, on_error: Any = None, serve: Any = handler, **limits: Any) -> None:
         self.path = path
+        self.records: queue.Queue[dict[str, Any]] = queue.Queue()
         self.calls: collections.Counter[str] = collections.Counter()
         self.errors: list[tuple[str, Exception]] = []
         self.selector = selectors.DefaultSelector()
 
         def counted(op: str, args: dict[str, Any], _peer: Any) -> Any:
             self.calls[op] += 1
-            return handler(op, args)
+            return serve(op, args, _peer)
 
         def noted(op: str, exc: Exception) -> None:
             self.errors.append((op, exc))
@@ -80,6 +83,8 @@ class ServerLoop:
                 start = time.monotonic()
                 for key, _ in ready:
                     key.data(time.monotonic())
+                while not self.records.empty():
+                    self.server.publish(self.records.get_nowait())
                 now = time.monotonic()
                 deadline = self.server.next_deadline()
                 if deadline is not None and deadline <= now:
@@ -87,6 +92,18 @@ class ServerLoop:
                 self.longest = max(self.longest, time.monotonic() - start)
         except BaseException as exc:
             self.crash = exc
+
+    def publish(self, *records: dict[str, Any]) -> None:
+        for record in records:
+            self.records.put(record)
+
+    def settled(self) -> None:
+        """Wait until the loop has published every record handed to it."""
+        deadline = time.monotonic() + 5
+        while not self.records.empty():
+            assert time.monotonic() < deadline, "the loop does not publish"
+            time.sleep(0.005)
+        time.sleep(0.05)
 
     def stat(self, name: str) -> int:
         return self.server.stats[name]
