@@ -13,13 +13,18 @@ craft and dissect OAMPDUs in a scapy shell::
 The fast codec (`pdu.codec`) compiles its struct formats from these field lists, so a
 field changed here changes both paths.  Field names are the names of the typed model
 (`pdu.model`), minus the ``length`` octets the model does not carry.
+
+The layers work with scapy 2.5 (Debian bookworm's) and every later scapy.  The two
+differences that matter here are met once each: 2.5 warns at import (the quiet import of
+the Ethernet layer below) and 2.6 bounds dissected lists (`_list_field`).
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
-from scapy.contrib.slowprot import SlowProtocol
+from scapy.error import log_runtime
 from scapy.fields import (
     BitEnumField,
     BitField,
@@ -38,7 +43,6 @@ from scapy.fields import (
     XByteField,
     XIntField,
 )
-from scapy.layers.l2 import Ether
 from scapy.packet import Packet, bind_layers
 
 from pdu.enums import (
@@ -54,6 +58,18 @@ from pdu.enums import (
     MuxAction,
     ParserAction,
 )
+
+# scapy 2.5 (Debian bookworm) reads the routing table when scapy.layers.l2 is imported, and
+# warns on stderr when the loopback has no address (a new network namespace); later scapy
+# reads it only when asked.  Nothing here routes, so scapy's logger is off for that import
+# (its own switch: pdu imports no logging, tests/unit/test_sans_io.py).
+_runtime_disabled = log_runtime.disabled
+log_runtime.disabled = True
+try:
+    from scapy.contrib.slowprot import SlowProtocol
+    from scapy.layers.l2 import Ether
+finally:
+    log_runtime.disabled = _runtime_disabled
 
 __all__ = [
     "OAM",
@@ -78,6 +94,18 @@ __all__ = [
 ]
 
 MAX_LIST = 1000  # a 1514-octet frame holds at most 748 two-octet TLVs
+
+
+# scapy 2.6 and later stop dissecting a list at conf.max_list_count (100) unless the field
+# gives max_count; scapy 2.5 (Debian bookworm) has neither that stop nor the argument
+_LIST_BOUND: dict[str, Any] = (
+    {"max_count": MAX_LIST} if "max_count" in inspect.signature(PacketListField).parameters else {}
+)
+
+
+def _list_field(name: str, cls: type[Packet], next_cls: Any) -> PacketListField:
+    """A list of layers, each chosen by `next_cls`, up to `MAX_LIST` of them."""
+    return PacketListField(name, [], cls, next_cls_cb=next_cls, **_LIST_BOUND)
 
 
 def _names(enum_cls: Any) -> dict[int, str]:
@@ -251,7 +279,7 @@ class OAMInformation(_OAMData):
 
     name = "OAM information"
     fields_desc = [
-        PacketListField("tlvs", [], OAMUnknownTLV, next_cls_cb=_tlv_dispatcher(INFO_TLV_LAYERS), max_count=MAX_LIST),
+        _list_field("tlvs", OAMUnknownTLV, _tlv_dispatcher(INFO_TLV_LAYERS)),
     ]
 
 
@@ -261,7 +289,7 @@ class OAMEventNotification(_OAMData):
     name = "OAM event notification"
     fields_desc = [
         ShortField("sequence", 0),
-        PacketListField("tlvs", [], OAMUnknownTLV, next_cls_cb=_tlv_dispatcher(EVENT_TLV_LAYERS), max_count=MAX_LIST),
+        _list_field("tlvs", OAMUnknownTLV, _tlv_dispatcher(EVENT_TLV_LAYERS)),
     ]
 
 
@@ -287,7 +315,7 @@ class OAMVariableRequest(_OAMData):
 
     name = "OAM variable request"
     fields_desc = [
-        PacketListField("descriptors", [], OAMVariableDescriptor, next_cls_cb=_next_descriptor, max_count=MAX_LIST),
+        _list_field("descriptors", OAMVariableDescriptor, _next_descriptor),
     ]
 
 
@@ -316,7 +344,7 @@ class OAMVariableContainer(_OAMTLV):
     fields_desc = [
         ByteEnumField("branch", Branch.ATTRIBUTE, _names(Branch)),
         ShortField("leaf", 0),
-        PacketListField("entries", [], OAMVariableEntry, next_cls_cb=_next_entry, max_count=MAX_LIST),
+        _list_field("entries", OAMVariableEntry, _next_entry),
     ]
 
 
@@ -329,7 +357,7 @@ class OAMVariableResponse(_OAMData):
 
     name = "OAM variable response"
     fields_desc = [
-        PacketListField("containers", [], OAMVariableContainer, next_cls_cb=_next_container, max_count=MAX_LIST),
+        _list_field("containers", OAMVariableContainer, _next_container),
     ]
 
 
