@@ -266,7 +266,9 @@ def _decode_org_specific(frame: bytes, src: str, flags: int) -> OrgSpecificPdu:
     if len(frame) < HEADER_LENGTH + _OUI.size:
         raise DecodeError(DecodeReason.TRUNCATED, len(frame), "no OUI")
     (oui,) = _OUI.unpack_from(frame, HEADER_LENGTH)
-    return OrgSpecificPdu(src, flags, oui, frame[HEADER_LENGTH + _OUI.size :].rstrip(b"\0"))
+    data = frame[HEADER_LENGTH + _OUI.size :]
+    value = data.rstrip(b"\0")
+    return OrgSpecificPdu(src, flags, oui, value, len(data) - len(value))
 
 
 _BODY_DECODERS: dict[int, Callable[[bytes, str, int], Oampdu]] = {

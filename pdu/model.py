@@ -220,7 +220,9 @@ class OrgSpecificPdu:
     """Organization Specific OAMPDU (code 0xFE).
 
     Trailing zero octets of `value` cannot be told from Ethernet padding and are not
-    kept by the decoder.
+    kept by the decoder; `zeros` counts the zero octets that followed `value` in the
+    decoded frame (so a reader of the organization's format can put them back), and is
+    not part of the OAMPDU's identity (not compared, not encoded).
     """
 
     code: ClassVar[int] = Code.ORGANIZATION_SPECIFIC
@@ -228,6 +230,7 @@ class OrgSpecificPdu:
     flags: Flag = attrs.field(converter=_flag)
     oui: int = 0
     value: bytes = b""
+    zeros: int = attrs.field(default=0, eq=False, repr=False)
 
 
 @attrs.frozen(cache_hash=True)

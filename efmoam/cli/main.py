@@ -450,6 +450,42 @@ def watch(port: str | None, fmt: str, socket_path: str) -> None:
 
 
 @main.command()
+@click.argument("port")
+@click.option(
+    "--listen", type=click.FloatRange(0.1, 60.0),
+    help="Seconds to listen for OAMPDUs [default: two of the daemon's transmit intervals, else 2].",
+)  # fmt: skip
+@format_option()
+@socket_option
+def diagnose(port: str, listen: float | None, fmt: str, socket_path: str) -> None:
+    """Check why OAM on PORT does not come up, and say what to check next.
+
+    Reports carrier, speed and duplex; the OAMPDUs that arrive while listening (as root:
+    on the wire and past the ingress hooks; else through the daemon); the counter
+    source; efmoam's nftables tables and ingress chains that drop OAMPDUs; and, when the
+    daemon runs PORT, where Discovery is stuck.  Exit status 0 when nothing is wrong, 1
+    when a problem was found, 2 when PORT cannot be diagnosed (none, not Ethernet).
+    """
+    import json  # noqa: PLC0415
+
+    from efmoam.linux.diagnose import DiagnoseError, probe  # noqa: PLC0415 - imports the linux side
+    from efmoam.views import diagnosis  # noqa: PLC0415
+
+    try:
+        facts = probe(port, socket_path=socket_path, listen=listen)
+    except DiagnoseError as exc:
+        if fmt == "json":
+            click.echo(json.dumps({"error": {"code": "cannot_diagnose", "message": str(exc)}}))
+        else:
+            click.echo(f"efmoam: {exc}", err=True)
+        sys.exit(2)
+    findings = diagnosis.analyse(facts)
+    with exit_quietly_on_broken_pipe():
+        click.echo(diagnosis.as_json(facts, findings) if fmt == "json" else diagnosis.as_text(facts, findings))
+    sys.exit(1 if diagnosis.has_problem(findings) else 0)
+
+
+@main.command()
 @click.argument("capture", type=click.Path(dir_okay=False, allow_dash=True))
 @format_option()
 @json_alias
@@ -524,11 +560,16 @@ def replay(
 
             status = run_transmit(capture, to_iface, sys.stdout, sys.stderr, from_mac=from_mac)
         elif as_mac:
+            from click.core import ParameterSource  # noqa: PLC0415
+
             from efmoam.offline.replay.play import run_play  # noqa: PLC0415
 
+            given = click.get_current_context().get_parameter_source  # --keepalive/--lost-link set the engine's timers
             status = run_play(
                 capture, as_mac, sys.stdout, sys.stderr, json_output=json_output, limits=limits,
                 tolerance=tolerance, config_path=config_path, port_name=port_name,
+                interval=None if given("keepalive") is ParameterSource.DEFAULT else keepalive,
+                lost_link=None if given("lost_link") is ParameterSource.DEFAULT else lost_link,
             )  # fmt: skip
         elif check or write_expect:
             from efmoam.offline.replay.report import run_check  # noqa: PLC0415

@@ -62,6 +62,13 @@ def _sock_fprog(program: list[tuple[int, int, int, int]]) -> tuple[bytes, bytes]
     return fprog, buffer  # type: ignore[return-value]
 
 
+def attach_oam_filter(sock: socket.socket) -> None:
+    """Attach the in-kernel filter that passes only untagged OAMPDUs to `sock`."""
+    fprog, keep = _sock_fprog(_program())
+    sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
+    del keep  # the kernel has copied the program
+
+
 class OamSocket:
     """The OAMPDU socket of one interface; non-blocking, for a selector."""
 
@@ -73,9 +80,7 @@ class OamSocket:
         self.kernel_drops = 0
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_SLOW))
         try:
-            fprog, keep = _sock_fprog(_program())
-            sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
-            del keep  # the kernel has copied the program
+            attach_oam_filter(sock)
             sock.setsockopt(socket.SOL_SOCKET, SO_LOCK_FILTER, 1)
             sock.bind((ifname, ETH_P_SLOW))
             ifindex = socket.if_nametoindex(ifname)

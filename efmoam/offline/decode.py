@@ -27,7 +27,12 @@ Plain text (one line per OAMPDU, columns separated by two spaces)
     ``seq=N``.  In an Information TLV, ``parser`` is fwd, lb (loopback), discard or rsvd,
     ``mux`` fwd or discard; reserved bits are shown only when set.  Other codes:
     ``descriptor(branch= leaf=)``, ``container(branch= leaf= values=HEX,.. indication=)``,
-    ``command=enable(1)``, ``oui=.. value=HEX``, ``code=0x05 data=HEX``.  A malformed
+    ``command=enable(1)``, ``oui=.. value=HEX``, ``code=0x05 data=HEX``.  A known OUI
+    is followed by its name, ``oui=00:00:0c(Cisco)``; an Organization Specific OAMPDU
+    whose payload is public (`pdu.oui`) shows it decoded instead of ``value=``:
+    ``opcode=get_response(0x02)``, one ``var(d7/0002 "DPoE ONU ID" value=HEX)`` (or
+    ``code=0x80 "No Error"``, or neither for a descriptor) per variable, then
+    ``truncated`` and ``rest=HEX`` when they apply.  A malformed
     OAMPDU gives ``FRAME  TIME  SRC  MALFORMED reason (octet N: detail)``.  A summary
     line goes to standard error: OAMPDUs decoded (per code), malformed, non-OAM frames
     skipped (and non-Ethernet records skipped, if any).
@@ -48,7 +53,10 @@ JSON (``--json``: one object per line, compact, keys in this order)
       (list of hex strings), ``indication`` (int or null)}
     * loopback_control: ``loopback_command`` (int), ``loopback_command_name``
       ("enable", "disable", or "unknown")
-    * organization_specific: ``oui`` ("00:11:22"), ``value`` (hex string)
+    * organization_specific: ``oui`` ("00:11:22"), ``oui_name`` (the organization's
+      name, null for an OUI `pdu.oui` does not know), ``value`` (hex string, always the
+      raw octets), ``decoded`` (null, or what `pdu.oui.decode_pdu` reads of the value:
+      ``opcode``, ``opcode_name``, ``variables``, ``rest``, ``truncated``)
     * unsupported: ``data`` (hex string, the octets after the code, zero padding cut)
 
     Every TLV object has ``type`` (int, the wire type) and ``kind`` ("local",
@@ -62,7 +70,8 @@ JSON (``--json``: one object per line, compact, keys in this order)
       ``oui`` ("00:11:22"), ``vendor_info`` (int)
     * link events: ``timestamp``, ``window``, ``threshold``, ``errors``,
       ``error_running_total``, ``event_running_total`` (ints)
-    * organization_specific: ``oui`` ("00:11:22"), ``value`` (hex string)
+    * organization_specific: ``oui`` ("00:11:22"), ``oui_name`` (string or null),
+      ``value`` (hex string)
     * unknown: ``value`` (hex string)
 
     OUIs are always "00:11:22" strings (`pdu.format_oui`), octet strings always
@@ -115,6 +124,7 @@ from pdu import (
     format_oui,
 )
 from pdu.enums import FLAG_NAMES, OAM_CONFIG_NAMES, SLOW_PROTOCOLS_ETHERTYPE
+from pdu.oui import decode_pdu as decode_org_pdu, name as oui_name
 
 __all__ = [
     "ETHERNET",
@@ -272,6 +282,29 @@ def _oui(key: str = "oui") -> _Field:
     return _text(key, lambda obj: format_oui(obj.oui))
 
 
+def _oui_name() -> _Field:
+    """The organization's name of the object's OUI (`pdu.oui`), null when unknown."""
+
+    def text(obj: Any) -> str:
+        name = oui_name(obj.oui)
+        return "null" if name is None else _quote(name)
+
+    return _Field("oui_name", lambda obj: oui_name(obj.oui), "%s", text)
+
+
+def _org_decoded() -> _Field:
+    """What `pdu.oui.decode_pdu` reads of an Organization Specific OAMPDU, null if nothing."""
+
+    def value(pdu: OrgSpecificPdu) -> JsonObject | None:
+        return decode_org_pdu(pdu.oui, pdu.value, pdu.zeros)
+
+    def text(pdu: OrgSpecificPdu) -> str:
+        decoded = value(pdu)
+        return "null" if decoded is None else _dumps(decoded)
+
+    return _Field("decoded", value, "%s", text)
+
+
 def _names(key: str, bits: _BitNames, attribute: str) -> _Field:
     """The names of the bits set in a flags attribute."""
     get = attrgetter(attribute)
@@ -370,6 +403,7 @@ _TLV_SCHEMAS: dict[type, _Schema] = {
         _Field("type", lambda _: 0xFE, "%d", lambda _: 0xFE),
         _text("kind", lambda _: _ORG_KIND),
         _oui(),
+        _oui_name(),
         _hex("value", "value"),
     ),
     UnknownTlv: _Schema(_int("type"), _text("kind", lambda _: _UNKNOWN_KIND), _hex("value", "value")),
@@ -407,7 +441,13 @@ _SCHEMAS: dict[type, _Schema] = {
         _int("loopback_command"),
         _text("loopback_command_name", lambda pdu: _LOOPBACK_NAMES.get(pdu.loopback_command, _UNKNOWN_KIND)),
     ),
-    OrgSpecificPdu: _Schema(*_HEADER, _oui(), _hex("value", "value")),
+    OrgSpecificPdu: _Schema(
+        *_HEADER,
+        _oui(),
+        _oui_name(),
+        _hex("value", "value"),
+        _org_decoded(),
+    ),
     UnsupportedPdu: _Schema(*_HEADER[:4], _text("code_name", lambda _: _UNSUPPORTED), _hex("data", "data")),
 }
 
@@ -483,7 +523,7 @@ def _tlv_text(tlv: JsonObject) -> str:
     if "timestamp" in tlv:
         return _event_tlv_text(tlv)
     if "oui" in tlv:
-        return f"{tlv['kind']}(oui={tlv['oui']} value={tlv['value'] or '-'})"
+        return f"{tlv['kind']}({_oui_text(tlv)} value={tlv['value'] or '-'})"
     return f"{tlv['kind']}(type={tlv['type']:#04x} value={tlv['value'] or '-'})"
 
 
@@ -503,7 +543,36 @@ def _body_text(obj: JsonObject) -> list[str]:
     if obj["code_name"] == _UNSUPPORTED:
         parts.append(f"code={obj['code']:#04x} data={obj['data'] or '-'}")
     elif "oui" in obj:
-        parts.append(f"oui={obj['oui']} value={obj['value'] or '-'}")
+        decoded = obj["decoded"]
+        if decoded is None:
+            parts.append(f"{_oui_text(obj)} value={obj['value'] or '-'}")
+        else:
+            parts.append(_oui_text(obj))
+            parts.extend(_org_decoded_text(decoded))
+    return parts
+
+
+def _oui_text(obj: JsonObject) -> str:
+    name = obj["oui_name"]
+    return f"oui={obj['oui']}" + (f"({name})" if name else "")
+
+
+def _org_decoded_text(decoded: JsonObject) -> list[str]:
+    """The columns of a decoded Organization Specific payload (`pdu.oui.decode_pdu`)."""
+    parts = [f"opcode={decoded['opcode_name']}({decoded['opcode']:#04x})"]
+    for var in decoded["variables"] or ():
+        text = f"var({var['branch']:02x}/{var['leaf']:04x}"
+        if var["name"]:
+            text += f' "{var["name"]}"'
+        if var["value"] is not None:
+            text += f" value={var['value'] or '-'}"
+        if var["code"] is not None:
+            text += f' code={var["code"]:#04x} "{var["code_name"]}"'
+        parts.append(text + ")")
+    if decoded["truncated"]:
+        parts.append("truncated")
+    if decoded["rest"]:
+        parts.append(f"rest={decoded['rest']}")
     return parts
 
 

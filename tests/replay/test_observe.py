@@ -174,7 +174,8 @@ def test_keepalive_late_and_in_time() -> None:
 
 
 def test_keepalive_limit_follows_the_option() -> None:
-    frames = sorted([(T0 + s * 0.5, steady(A)) for s in range(10)] + [(T0 + s * 0.5, steady(B)) for s in range(10)])
+    # B every 0.2 s (within the 0.22 s limit) shows the capture running while A is late
+    frames = sorted([(T0 + s * 0.5, steady(A)) for s in range(10)] + [(T0 + s * 0.2, steady(B)) for s in range(23)])
     assert findings(observe(frames, Limits(keepalive=0.1)), A) == {"keepalive_late": 9}
 
 
@@ -406,7 +407,7 @@ def test_loopback_sequence() -> None:
     ]
     summary = observe(frames)
     assert summary["speakers"][A]["loopbacks"] == [
-        {"enable_frame": 3, "time": 1.0, "looping_frame": 4, "disable_frame": 5, "ended_frame": 6}
+        {"enable_frame": 3, "time": 1.0, "looping_frame": 4, "disable_frame": 5, "ended_frame": 6, "gaps": 0}
     ]
     assert [e["state"] for e in summary["speakers"][B]["events"]] == ["local_loopback", "no_loopback"]
 

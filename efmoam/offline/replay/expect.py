@@ -7,7 +7,7 @@ Every capture in ``pcaps/`` has a sidecar ``NAME.expect.json`` next to it (``eve
       "schema": 1,
       "about": "what the capture shows, in words",
       "exit": 1,                      # the exit status of observe mode
-      "gaps": 0,                      # capture gaps longer than the lost-link time
+      "gaps": 0,                      # capture gaps: nothing recorded for longer than the keep-alive limit
       "speakers": {                   # exactly these speakers, by id
         "02:00:00:00:0a:02": {
           "mode": "active",
@@ -41,6 +41,14 @@ __all__ = ["SCHEMA", "ExpectError", "compare", "expectations", "load", "sidecar_
 
 SCHEMA = 1
 _CAPTURE_SUFFIXES = (".pcapng", ".pcap", ".cap")
+#: the speaker keys `compare` reads as a container, and what each must be
+_SPEAKER_KEYS: dict[str, tuple[type, str]] = {
+    "states": (list, "a list"),
+    "revisions": (list, "a list"),
+    "counts": (dict, "an object"),
+    "findings": (dict, "an object"),
+    "events": (list, "a list"),
+}
 
 
 class ExpectError(Exception):
@@ -72,6 +80,10 @@ def load(path: str | os.PathLike[str]) -> JsonObject:
     speakers = data.get("speakers", {})
     if not isinstance(speakers, dict) or not all(isinstance(v, dict) for v in speakers.values()):
         raise ExpectError(f"{os.fspath(path)}: speakers must be an object of objects")
+    for speaker_id, speaker in speakers.items():
+        for key, (kind, name) in _SPEAKER_KEYS.items():
+            if key in speaker and not isinstance(speaker[key], kind):
+                raise ExpectError(f"{os.fspath(path)}: speakers.{speaker_id}.{key} must be {name}")
     return data
 
 
@@ -151,9 +163,9 @@ def compare(expected: JsonObject, summary: JsonObject, status: int) -> list[str]
     """The differences between an expectations file and what replay found (empty: it matches)."""
     diffs: list[str] = []
     if "exit" in expected and expected["exit"] != status:
-        diffs.append(f"exit status: expected {expected['exit']}, found {status}")
+        diffs.append(f"exit status: expected {_text(expected['exit'])}, found {status}")
     if "gaps" in expected and expected["gaps"] != len(summary["gaps"]):
-        diffs.append(f"capture gaps: expected {expected['gaps']}, found {len(summary['gaps'])}")
+        diffs.append(f"capture gaps: expected {_text(expected['gaps'])}, found {len(summary['gaps'])}")
     wanted: dict[str, JsonObject] = expected.get("speakers", {})
     found: dict[str, JsonObject] = summary["speakers"]
     for speaker_id in wanted.keys() - found.keys():
@@ -171,7 +183,7 @@ def compare(expected: JsonObject, summary: JsonObject, status: int) -> list[str]
             for kind in kinds:
                 a, b = want["findings"].get(kind, 0), facts["findings"].get(kind, 0)
                 if a != b:
-                    diffs.append(f"{speaker_id}: findings: {kind}: expected {a}, found {b}")
+                    diffs.append(f"{speaker_id}: findings: {kind}: expected {_text(a)}, found {_text(b)}")
         if "events" in want:
             diffs += _compare_events(speaker_id, want["events"], speaker["events"])
     return diffs

@@ -16,10 +16,13 @@ import attrs
 #: every finding kind, with what it means (the order of the reports)
 KINDS: dict[str, str] = {
     "rate_exceeded": "more than 10 OAMPDUs in one second (57.3.2.2: pdu_cnt)",
-    "keepalive_late": "no OAMPDU for longer than the keep-alive interval while it should be sending",
-    "silence": "no OAMPDU for longer than the lost-link time while it should be sending",
-    "capture_gap": "the capture has no frame at all for longer than the lost-link time (trimmed?)",
-    "lost_link_ignored": "stayed in SEND_ANY although the peer was silent for longer than the lost-link time",
+    "keepalive_late": "no OAMPDU for longer than the keep-alive limit while others were recorded",
+    "silence": "no OAMPDU for longer than the lost-link time while it should be sending and others were recorded",
+    "capture_gap": (
+        "silent for longer than the lost-link time across a capture gap"
+        " (no frame at all for longer than the keep-alive limit: trimmed?)"
+    ),
+    "lost_link_ignored": "stayed in SEND_ANY after the silent peer's lost-link time ran out",
     "short_frame": "frame under the 60-octet Ethernet minimum (without FCS)",
     "missing_end_marker": "no End-of-TLV marker although the frame had room for it",
     "malformed": "OAMPDU the codec rejects (malformed TLV, truncated field, bad length)",

@@ -24,37 +24,60 @@ the per-speaker lists of states, revisions and events are capped (the timeline, 
 to a callback, has everything).  The steady state (a speaker repeating its last
 Information OAMPDU in time) costs a few attribute operations per frame: `PeerDecoder`
 returns the very same object for an identical frame.
+
+Trimmed captures: a stretch with no frame at all for longer than the keep-alive limit is
+a capture gap for every rule (`Observer._capture_gap`); a speaker's silence is judged
+stretch by stretch between gaps, and the peer of a silent speaker is held to its lost-link
+timer while the silence lasts (`Interface.silence_deadline`, one comparison per frame).
+
+Where things live: this module is the per-frame loop (`Observer.run`, kept inlined, in
+locals) and the bookkeeping that decides when a rule applies and counts its findings;
+`speaker` holds what is known of a speaker and an interface, and the summary; `rules`
+holds the Clause 57 rules as named functions, each stating its clause and its caveats on
+trimmed captures.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
-from efmoam.core.linkmon.kinds import BY_WIRE_TYPE, FACTS, MonitorKind
 from efmoam.offline.capture import CaptureRecord
-from efmoam.offline.decode import ETHERNET, JsonObject, flag_names, oam_config_names, pdu_to_dict, tlv_to_dict
-from efmoam.offline.replay.findings import KINDS, Finding, Limits
+from efmoam.offline.decode import ETHERNET, JsonObject, pdu_to_dict, tlv_to_dict
+from efmoam.offline.replay import rules
+from efmoam.offline.replay.findings import Finding, Limits
+from efmoam.offline.replay.rules import implausibilities
+from efmoam.offline.replay.speaker import (
+    ACTIVE_SEND_LOCAL,
+    AFTER_DISCOVERY,
+    CODE_NAMES,
+    FAULT,
+    SEND_ANY,
+    SEND_LOCAL_REMOTE,
+    SEND_LOCAL_REMOTE_OK,
+    Interface,
+    Speaker,
+    capabilities,
+    infer_state,
+    loopback_state,
+    relative_time,
+    speaker_summary,
+)
 from pdu import (
     CRITICAL_FLAGS,
     Code,
     DecodeError,
     EventNotification,
-    EventTlvType,
     Flag,
     Information,
     InfoTlv,
-    InfoTlvType,
     LinkEventTlv,
     LoopbackCommand,
     LoopbackControl,
-    OamConfig,
     Oampdu,
     OrgSpecificPdu,
-    ParserAction,
     PeerDecoder,
     UnknownTlv,
     UnsupportedPdu,
@@ -64,20 +87,20 @@ from pdu import (
 )
 from pdu.enums import HEADER_LENGTH, MAX_OAMPDU_SIZE, MIN_FRAME_LENGTH, SLOW_PROTOCOLS_ETHERTYPE
 
-__all__ = ["CODE_NAMES", "Observer", "Speaker", "infer_state", "implausibilities"]
+__all__ = [
+    "ACTIVE_SEND_LOCAL",
+    "CODE_NAMES",
+    "FAULT",
+    "SEND_ANY",
+    "SEND_LOCAL_REMOTE",
+    "SEND_LOCAL_REMOTE_OK",
+    "Observer",
+    "Speaker",
+    "implausibilities",
+    "infer_state",
+    "speaker_summary",
+]
 
-# The values of efmoam.core.DiscoveryState (importing the engine costs 0.1 s of start-up;
-# a test checks that the names agree).
-FAULT = "FAULT"
-ACTIVE_SEND_LOCAL = "ACTIVE_SEND_LOCAL"
-SEND_LOCAL_REMOTE = "SEND_LOCAL_REMOTE"
-SEND_LOCAL_REMOTE_OK = "SEND_LOCAL_REMOTE_OK"
-SEND_ANY = "SEND_ANY"
-_AFTER_DISCOVERY = frozenset({SEND_LOCAL_REMOTE, SEND_LOCAL_REMOTE_OK, SEND_ANY})
-
-#: code -> name, as ``efmoam decode`` names them; a reserved code is "unsupported"
-CODE_NAMES = {int(code): code.name.lower() for code in Code}
-_EVENT_NAMES = {int(t): t.name.lower() for t in EventTlvType}
 _LOOPBACK_NAMES = {int(c): c.name.lower() for c in LoopbackCommand}
 _PARSER_NAMES = ("fwd", "lb", "discard", "rsvd")
 _MUX_NAMES = ("fwd", "discard")
@@ -89,16 +112,11 @@ _CRITICAL_NAMES = (
     (int(Flag.DYING_GASP), "dying_gasp"),
     (int(Flag.CRITICAL_EVENT), "critical_event"),
 )
-_EVALUATING_AND_STABLE = int(Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE)
-# plain ints: an IntFlag operand makes every & an enum operation
-_LINK_FAULT, _DYING_GASP = int(Flag.LINK_FAULT), int(Flag.DYING_GASP)
-_LOCAL_STABLE, _REMOTE_STABLE = int(Flag.LOCAL_STABLE), int(Flag.REMOTE_STABLE)
-_ACTIVE, _LINK_EVENTS = int(OamConfig.ACTIVE), int(OamConfig.LINK_EVENTS)
-_REMOTE_LOOPBACK, _VARIABLE_RETRIEVAL = int(OamConfig.REMOTE_LOOPBACK), int(OamConfig.VARIABLE_RETRIEVAL)
-_RESERVED_FLAGS = 0xFF80
+_FLAGS_CHECKED = rules.FLAGS_CHECKED
 _EVENT_DATA_OFFSET = HEADER_LENGTH + 2  # after the sequence number
 _MAX_FRAME = MAX_OAMPDU_SIZE - 4
 _EPSILON = 1e-6  # seconds: timestamps written with microseconds
+_NEVER = float("inf")
 _RECENT = 4  # speakers per interface whose steady frame is compared before decoding
 
 #: per-speaker caps on what the summary keeps (the timeline has everything)
@@ -122,200 +140,6 @@ _EVERY_OCCURRENCE = frozenset(
         "reserved_code",
     }
 )
-#: what an Information TLV says (all but its type), and its content (all but the revision)
-_INFORMATION_FIELDS = tuple(a.name for a in attrs.fields(InfoTlv) if a.name != "type")
-_TLV_FIELDS = tuple(name for name in _INFORMATION_FIELDS if name != "revision")
-_information = operator.attrgetter(*_INFORMATION_FIELDS)  # InfoTlv.same_information, without attrs.evolve
-_content = operator.attrgetter(*_TLV_FIELDS)
-
-# Plausibility bounds of link event windows: the monitor table's (57.5.3; protocol.md section 6)
-_SYMBOL, _FRAME, _PERIOD, _SECONDS = (FACTS[kind] for kind in MonitorKind)
-
-
-def infer_state(pdu: Information) -> str | None:
-    """The Discovery state an Information OAMPDU shows (None: it shows none)."""
-    local = remote = False
-    for tlv in pdu.tlvs:
-        if type(tlv) is InfoTlv:
-            if tlv.type == InfoTlvType.LOCAL:
-                local = True
-            elif tlv.type == InfoTlvType.REMOTE:
-                remote = True
-    flags = int(pdu.flags)
-    if not local:
-        return FAULT if flags & _LINK_FAULT and not pdu.tlvs else None
-    if not remote:
-        return ACTIVE_SEND_LOCAL
-    if flags & _EVALUATING_AND_STABLE == _LOCAL_STABLE:
-        return SEND_ANY if flags & _REMOTE_STABLE else SEND_LOCAL_REMOTE_OK
-    return SEND_LOCAL_REMOTE
-
-
-def implausibilities(tlv: LinkEventTlv) -> list[str]:
-    """Why the values of a link event TLV cannot be what its IEEE type says (empty: plausible)."""
-    kind = _EVENT_NAMES.get(tlv.type, f"type {tlv.type:#04x}")
-    window, errors = tlv.window, tlv.errors
-    facts = BY_WIRE_TYPE.get(tlv.type)
-    low, high = facts.plausible_wire_window if facts is not None else (0, None)
-    out: list[str] = []
-    if facts is _SYMBOL:
-        if window < low:
-            out.append(f"{kind}: window of {window} symbols is far less than the one second a window must cover")
-        if errors > window:
-            out.append(f"{kind}: {errors} errored symbols in a window of {window} symbols")
-    elif facts is _FRAME:
-        if high is not None and window > high:
-            out.append(
-                f"{kind}: window of {window} x 100 ms ({window / 10:g} s) is longer than {high / 10:g} s:"
-                " looks like a frame count (an Errored Frame Period window)"
-            )
-        elif window < low:
-            out.append(f"{kind}: window of {window} x 100 ms")
-    elif facts is _PERIOD:
-        if window < low:
-            looks = " looks like a duration in 100 ms units (an Errored Frame window)" if window else ""
-            out.append(f"{kind}: window of {window} frames is under 100 ms of minimum-size frames at any rate:{looks}")
-        if errors > window:
-            out.append(f"{kind}: {errors} errored frames in a window of {window} frames")
-    elif facts is _SECONDS:
-        if not low <= window <= (high or window):
-            out.append(f"{kind}: window of {window} x 100 ms is outside {low / 10:g} s .. {(high or 0) / 10:g} s")
-        if errors * 10 > window:
-            out.append(f"{kind}: {errors} errored seconds in a window of {window / 10:g} s")
-    if tlv.error_running_total < errors:
-        out.append(f"{kind}: error running total {tlv.error_running_total} below the {errors} errors of the window")
-    if tlv.event_running_total == 0:
-        out.append(f"{kind}: event running total 0 in an event")
-    return out
-
-
-def _tlvs_run_to_the_end(data: bytes, offset: int) -> bool:
-    """True when the TLV list starting at `offset` ends with the frame, not with an End marker."""
-    end = len(data)
-    while offset < end:
-        if not data[offset]:
-            return False
-        offset += data[offset + 1]  # checked by the codec: >= 2 and within the frame
-    return True
-
-
-def _loopback_state(tlv: InfoTlv) -> str:
-    """What the State field says about loopback (RFC 4878 dot3OamLoopbackStatus terms)."""
-    parser, mux = tlv.parser_action, tlv.mux_action
-    if parser == ParserAction.LOOPBACK:
-        return "local_loopback"  # loops the peer's frames back
-    if parser == ParserAction.DISCARD:
-        return "initiating_or_terminating" if mux else "remote_loopback"
-    return "no_loopback" if not mux else "discarding"
-
-
-class Speaker:
-    """What is known about one speaker (a source MAC on one interface)."""
-
-    __slots__ = (
-        "advertised",
-        "counts",
-        "discovery_start",
-        "events",
-        "events_dropped",
-        "findings",
-        "first_frame",
-        "first_time",
-        "flags",
-        "id",
-        "interface",
-        "last_event",
-        "last_event_entry",
-        "last_frame",
-        "last_time",
-        "local",
-        "local_frame",
-        "local_since",
-        "loop_open",
-        "loopbacks",
-        "mac",
-        "prev_local",
-        "repeat_findings",
-        "repeats",
-        "revisions",
-        "ring",
-        "ring_index",
-        "send_any_since",
-        "send_any_time",
-        "state",
-        "states",
-        "states_dropped",
-        "steady",
-        "totals",
-    )
-
-    def __init__(self, mac: str, interface: int, number: int, time: float, rate: int) -> None:
-        self.mac = mac
-        self.interface = interface
-        self.id = mac if interface == 0 else f"{mac}@{interface}"
-        self.first_frame = self.last_frame = number
-        self.first_time = self.last_time = time
-        self.steady: bytes | None = None  # the Information OAMPDU whose repeats are the steady state
-        self.repeats = 0  # repeats of `steady` not yet in counts
-        self.repeat_findings: list[Finding] = []  # findings every repeat of `steady` shows again
-        self.counts: dict[int | str, int] = {}
-        self.ring = [float("-inf")] * rate  # times of the last `rate` OAMPDUs
-        self.ring_index = 0
-        self.findings: dict[tuple[str, str], Finding] = {}
-        self.state: str | None = None
-        self.states: list[JsonObject] = []
-        self.states_dropped = 0
-        self.discovery_start: float | None = None
-        self.send_any_time: float | None = None
-        self.send_any_since: float | None = None
-        self.flags: int | None = None
-        self.local: InfoTlv | None = None  # the last Local TLV since the last reset (gap, silence)
-        self.prev_local: InfoTlv | None = None
-        self.local_since = time
-        self.local_frame = 0
-        self.advertised: InfoTlv | None = None  # the last Local TLV ever
-        self.revisions: list[JsonObject] = []
-        self.events: list[JsonObject] = []
-        self.events_dropped = 0
-        self.last_event: EventNotification | None = None
-        self.last_event_entry: JsonObject | None = None
-        self.totals: dict[int, tuple[int, int]] = {}  # event type -> (error, event) running totals
-        self.loop_open: JsonObject | None = None  # a loopback this speaker initiated, not ended yet
-        self.loopbacks: list[JsonObject] = []
-
-    @property
-    def mode(self) -> str | None:
-        """ "active" or "passive" as advertised, None before a Local TLV."""
-        if self.advertised is None:
-            return None
-        return "active" if int(self.advertised.oam_config) & _ACTIVE else "passive"
-
-    def finding_counts(self) -> dict[str, int]:
-        """Occurrences per finding kind, in the order of `KINDS`."""
-        counts: dict[str, int] = {}
-        for finding in self.findings.values():
-            counts[finding.kind] = counts.get(finding.kind, 0) + finding.count
-        return {kind: counts[kind] for kind in KINDS if kind in counts}
-
-    def flush(self) -> None:
-        """Count the repeats of the steady state."""
-        if self.repeats:
-            self.counts[Code.INFORMATION] = self.counts.get(Code.INFORMATION, 0) + self.repeats
-            self.repeats = 0
-
-
-class _Interface:
-    """One capture interface: its speakers and its gaps."""
-
-    __slots__ = ("gap_start", "id", "last_frame", "last_time", "recent", "speakers")
-
-    def __init__(self, interface: int, time: float) -> None:
-        self.id = interface
-        self.speakers: dict[str, Speaker] = {}
-        self.recent: list[Speaker] = []  # the speakers with a steady state, latest first (a few)
-        self.last_time = time
-        self.last_frame = 0
-        self.gap_start = float("-inf")  # when the latest capture gap began
 
 
 @attrs.define
@@ -349,7 +173,7 @@ class Observer:
         self.end: float | None = None
         self.gaps: list[JsonObject] = []
         self.gaps_dropped = 0
-        self._interfaces: dict[int, _Interface] = {}
+        self._interfaces: dict[int, Interface] = {}
         self._decoder = PeerDecoder()
         self._finished = False
 
@@ -364,14 +188,14 @@ class Observer:
         counters = self.counters
         ethertype = _ETHERTYPE
         limits = self.limits
-        lost_link = limits.lost_link
         gap_limit = limits.keepalive_limit
         rate = limits.rate
         rate_period = limits.rate_period - _EPSILON
         slow = self._slow
-        iface: _Interface | None = None
+        iface: Interface | None = None
         iface_id = -1
         recent: list[Speaker] = []
+        deadline = float("inf")  # iface.silence_deadline, kept in a local
         count = 0
         t = 0.0
         try:
@@ -382,8 +206,13 @@ class Observer:
                     iface_id = record.interface
                     iface = self._interface(record)
                     recent = iface.recent
-                if t - iface.last_time > lost_link and iface.speakers:
+                    deadline = iface.silence_deadline
+                if t - iface.last_time > gap_limit and iface.speakers:
                     self._capture_gap(iface, record)
+                    deadline = iface.silence_deadline
+                if t > deadline:
+                    self._silent_speakers(iface, record)
+                    deadline = iface.silence_deadline
                 iface.last_time = t
                 iface.last_frame = record.number
                 data = record.data
@@ -401,6 +230,7 @@ class Observer:
                         counters.not_oam += 1  # another EtherType or a VLAN tag: not an OAMPDU
                     else:
                         slow(iface, speaker, record)
+                        deadline = iface.silence_deadline  # a new or returning speaker lowers it
                     continue
                 ring = speaker.ring
                 i = speaker.ring_index
@@ -419,15 +249,15 @@ class Observer:
             if count:
                 self.end = t
 
-    def _interface(self, record: CaptureRecord) -> _Interface:
+    def _interface(self, record: CaptureRecord) -> Interface:
         if self.start is None:
             self.start = record.time
         iface = self._interfaces.get(record.interface)
         if iface is None:
-            iface = self._interfaces[record.interface] = _Interface(record.interface, record.time)
+            iface = self._interfaces[record.interface] = Interface(record.interface, record.time)
         return iface
 
-    def _slow(self, iface: _Interface, steady: Speaker | None, record: CaptureRecord) -> None:
+    def _slow(self, iface: Interface, steady: Speaker | None, record: CaptureRecord) -> None:
         """Everything but the steady state: a new frame, a new speaker, a gap.
 
         `steady` is the speaker whose steady-state frame this is, when it came late.
@@ -462,9 +292,10 @@ class Observer:
         speaker.last_time = t
         speaker.last_frame = number
 
-    def _new_speaker(self, iface: _Interface, mac: str, record: CaptureRecord) -> Speaker:
+    def _new_speaker(self, iface: Interface, mac: str, record: CaptureRecord) -> Speaker:
         speaker = Speaker(mac, iface.id, record.number, record.time, self.limits.rate)
         iface.speakers[mac] = speaker
+        iface.silence_deadline = min(iface.silence_deadline, record.time + self.limits.lost_link)
         self._check_rate(speaker, record)
         self._emit(speaker, record, "speaker", mac=mac, interface=iface.id)
         return speaker
@@ -485,9 +316,26 @@ class Observer:
             speaker, record, "rate_exceeded", f"more than {self.limits.rate} OAMPDUs in one second", span=round(span, 6)
         )
 
-    def _capture_gap(self, iface: _Interface, record: CaptureRecord) -> None:
-        """No frame at all on the interface for longer than the lost-link time."""
+    def _capture_gap(self, iface: Interface, record: CaptureRecord) -> None:
+        """No frame at all on the interface for longer than the keep-alive limit.
+
+        Every speaker that must send would have sent within the limit, so a stretch in
+        which nobody sent anything is taken as the capture not recording (trimmed, or the
+        capturing host busy), for every rule: a speaker's silence is judged stretch by
+        stretch between gaps (`_heard_silence`); the stretch before this gap is judged
+        here.  The caveat: two speakers that both stop sending at once are taken for a
+        capture gap.
+        """
+        at = CaptureRecord(iface.last_frame, iface.last_time, b"", 0, iface.id, ETHERNET)
+        self._silent_speakers(iface, at)  # lost-link timers that ran out before the gap
+        for speaker in iface.speakers.values():
+            heard = self._heard_silence(iface, speaker, iface.last_time)
+            if heard > self.limits.keepalive_limit:
+                self._judge_silence(iface, speaker, at, heard, (speaker.last_frame, iface.last_frame))
+            if speaker.loop_open is not None:
+                speaker.loop_open["gaps"] += 1
         iface.gap_start = iface.last_time
+        iface.gap_end = record.time
         gap: JsonObject = {
             "interface": iface.id,
             "after_frame": iface.last_frame,
@@ -501,61 +349,107 @@ class Observer:
             self.gaps_dropped += 1
         self._emit(None, record, "capture_gap", after_frame=iface.last_frame, seconds=gap["seconds"])
 
-    def _check_gap(self, iface: _Interface, speaker: Speaker, record: CaptureRecord) -> None:
-        """The speaker's silence since its last frame, if longer than a keep-alive."""
+    @staticmethod
+    def _heard_silence(iface: Interface, speaker: Speaker, time: float) -> float:
+        """How long the capture recorded the speaker saying nothing, up to `time`.
+
+        Measured from its last frame or from the end of the latest capture gap,
+        whichever is later: what a speaker sent while nothing was recorded is unknown.
+        """
+        return time - max(speaker.last_time, iface.gap_end)
+
+    def _check_gap(self, iface: Interface, speaker: Speaker, record: CaptureRecord) -> None:
+        """The speaker's silence since its last frame, if longer than a keep-alive.
+
+        Clause 57.3.2.2: a DTE that must send sends an OAMPDU at least every pdu_timer
+        period, so two of its frames are never more than `Limits.keepalive_limit` apart
+        (`keepalive_late`), and its peer restarts Discovery after the lost-link time
+        (`silence`).  Only what the capture recorded counts: the silence is judged stretch
+        by stretch between capture gaps (`_capture_gap` judges the stretch before a gap,
+        this the one after the latest), so a late keep-alive is a finding only when
+        something else was heard meanwhile.  Caveats on trimmed captures: frames sent in a
+        gap are unknown, so a stretch is measured from the gap's end, not from the
+        speaker's last frame; a silence longer than the lost-link time that a gap explains
+        is a `capture_gap` finding, not a fault.
+        """
         limits = self.limits
-        gap = record.time - speaker.last_time
+        t = record.time
+        gap = t - speaker.last_time
         if gap <= limits.keepalive_limit:
             return
+        if speaker.silence_checked:
+            speaker.silence_checked = False
+            iface.silence_deadline = min(iface.silence_deadline, t + limits.lost_link)
         frames = (speaker.last_frame, record.number)
-        seconds = round(gap, 6)
-        if gap <= limits.lost_link:
-            self._find(
-                speaker,
-                record,
-                "keepalive_late",
-                f"no OAMPDU for more than {limits.keepalive_limit:g} s",
-                frames=frames,
-                seconds=seconds,
-            )
-            return
-        if iface.gap_start >= speaker.last_time:
-            self._find(
-                speaker,
-                record,
-                "capture_gap",
-                "the capture has no frames for longer than the lost-link time",
-                frames=frames,
-                seconds=seconds,
-            )
-        elif self._should_send(iface, speaker):
-            self._find(
-                speaker,
-                record,
-                "silence",
-                f"no OAMPDU for more than the lost-link time ({limits.lost_link:g} s)",
-                frames=frames,
-                seconds=seconds,
-            )
-            peer = self._peer(iface, speaker)
-            if peer is not None:
-                self._check_lost_link_noticed(peer, speaker, record)
-        self._forget(speaker)
+        heard = self._heard_silence(iface, speaker, t)
+        if heard > limits.keepalive_limit:
+            self._judge_silence(iface, speaker, record, heard, frames)
+        if gap > limits.lost_link:
+            if heard <= limits.lost_link:
+                self._find(
+                    speaker,
+                    record,
+                    "capture_gap",
+                    "the capture has no frames for longer than the lost-link time",
+                    frames=frames,
+                    seconds=round(gap, 6),
+                )
+            self._forget(speaker)
 
-    def _should_send(self, iface: _Interface, speaker: Speaker) -> bool:
-        """Whether the speaker had to send during its silence that began at `last_time`."""
-        if speaker.flags is not None and speaker.flags & _DYING_GASP:
-            return False  # it said it was going away
-        if speaker.mode != "passive":
-            return True
-        peer = self._peer(iface, speaker)  # a passive DTE answers a peer that talks
-        return peer is not None and peer.last_time - speaker.last_time > self.limits.lost_link
+    def _judge_silence(
+        self, iface: Interface, speaker: Speaker, record: CaptureRecord, heard: float, frames: tuple[int, ...]
+    ) -> None:
+        """A recorded stretch of `heard` seconds without a frame of the speaker (`rules.silence`)."""
+        finding = rules.silence(heard, self.limits)
+        if finding is not None and (finding[0] != "silence" or self._should_send(iface, speaker)):
+            self._find(speaker, record, *finding, frames=frames, seconds=round(heard, 6))
 
-    def _check_lost_link_noticed(self, peer: Speaker, silent: Speaker, record: CaptureRecord) -> None:
-        """The peer of a silent speaker must leave SEND_ANY once its lost-link timer ran out."""
-        expired = silent.last_time + self.limits.lost_link
-        since = peer.send_any_since
-        if peer.state == SEND_ANY and since is not None and since <= expired and peer.last_time > expired:
+    def _should_send(self, iface: Interface, speaker: Speaker) -> bool:
+        """Whether the speaker had to send during its silence that began at `last_time` (`rules.must_send`)."""
+        peer = self._peer(iface, speaker)
+        peer_talked = peer is not None and peer.last_time - speaker.last_time > self.limits.lost_link
+        return rules.must_send(speaker.mode == "passive", speaker.flags, peer_talked)
+
+    def _silent_speakers(self, iface: Interface, record: CaptureRecord) -> None:
+        """Hold every speaker silent for the lost-link time against its peer, while the silence lasts.
+
+        Runs when `record` comes after `Interface.silence_deadline`; sets the next one.
+        A speaker is checked once per silence (`Speaker.silence_checked`), as soon as its
+        peer has been heard after the lost-link timer ran out (the capture is running).
+        """
+        t = record.time
+        lost_link = self.limits.lost_link
+        gap_end = iface.gap_end
+        deadline = _NEVER
+        for speaker in iface.speakers.values():  # once per lost-link time in the steady state: lean
+            if speaker.silence_checked:
+                continue
+            last = speaker.last_time
+            expired = (last if last > gap_end else gap_end) + lost_link
+            if t > expired:
+                expired = self._silent_speaker(iface, speaker, t, expired)
+            if expired < deadline:  # noqa: PLR1730 - no call: this runs every few frames
+                deadline = expired
+        iface.silence_deadline = deadline
+
+    def _silent_speaker(self, iface: Interface, speaker: Speaker, t: float, expired: float) -> float:
+        """`speaker` silent since `expired` - lost-link time, at `t`; when to look again."""
+        peer = self._peer(iface, speaker)
+        if peer is None or self._heard_silence(iface, peer, t) > self.limits.lost_link:
+            speaker.silence_checked = True  # nobody to hold to it, or nobody is heard
+        elif peer.last_time <= expired:
+            return t  # the peer not heard since: look again at the next frame
+        elif self._should_send(iface, speaker):  # shown at the peer's frame that ignored the timer
+            at = CaptureRecord(peer.last_frame, peer.last_time, b"", 0, iface.id, ETHERNET)
+            self._check_lost_link_noticed(peer, speaker, at, expired)
+            speaker.silence_checked = True
+        else:
+            speaker.silence_checked = True
+        return _NEVER
+
+    def _check_lost_link_noticed(self, peer: Speaker, silent: Speaker, record: CaptureRecord, expired: float) -> None:
+        """The peer of a speaker silent since `expired` - lost-link time (`rules.ignored_lost_link`)."""
+        if rules.ignored_lost_link(peer.state, peer.send_any_since, peer.last_time, expired):
             self._find(
                 peer,
                 record,
@@ -565,16 +459,18 @@ class Observer:
             )
 
     def _forget(self, speaker: Speaker) -> None:
-        """After a long silence: the peer restarted Discovery, the speaker may have restarted."""
+        """After a long silence: the peer restarted Discovery, the speaker may have restarted.
+
+        An open loopback is kept: its end may still come, and what was seen of it stays.
+        """
         speaker.local = speaker.prev_local = None
         speaker.last_event = speaker.last_event_entry = None
         speaker.totals = {}
-        speaker.loop_open = None
         speaker.steady = None
 
     # -- frames ------------------------------------------------------------------------
 
-    def _malformed(self, iface: _Interface, record: CaptureRecord, error: DecodeError) -> None:
+    def _malformed(self, iface: Interface, record: CaptureRecord, error: DecodeError) -> None:
         self.counters.malformed += 1
         data = record.data
         if len(data) < 12:
@@ -593,7 +489,7 @@ class Observer:
         speaker.last_time = record.time
         speaker.last_frame = record.number
 
-    def _analyse(self, iface: _Interface, speaker: Speaker, record: CaptureRecord, pdu: Oampdu) -> None:
+    def _analyse(self, iface: Interface, speaker: Speaker, record: CaptureRecord, pdu: Oampdu) -> None:
         """A frame that is not a repeat of the speaker's last one."""
         repeat: list[Finding] = []
         flags = int(pdu.flags)
@@ -609,10 +505,8 @@ class Observer:
         if length < MIN_FRAME_LENGTH:
             name = CODE_NAMES.get(pdu.code, "unsupported")
             repeat.append(find(speaker, record, "short_frame", f"{name} OAMPDU of {length} octets"))
-        if flags & _EVALUATING_AND_STABLE == _EVALUATING_AND_STABLE:
-            repeat.append(find(speaker, record, "invalid_flags", "Local Evaluating and Local Stable both set"))
-        if flags & _RESERVED_FLAGS:
-            repeat.append(find(speaker, record, "invalid_flags", f"reserved flag bits {flags & _RESERVED_FLAGS:#06x}"))
+        for detail in rules.flag_problems(flags) if flags & _FLAGS_CHECKED else ():
+            repeat.append(find(speaker, record, "invalid_flags", detail))
         if isinstance(pdu, Information):
             speaker.repeat_findings = repeat
             if steady:
@@ -623,7 +517,7 @@ class Observer:
             speaker.steady = None  # its flags changed: the next Information is news
 
     @staticmethod
-    def _steady(iface: _Interface, speaker: Speaker, data: bytes) -> None:
+    def _steady(iface: Interface, speaker: Speaker, data: bytes) -> None:
         """`data` is the frame whose repeats are the speaker's steady state."""
         speaker.steady = data
         recent = iface.recent
@@ -649,7 +543,7 @@ class Observer:
         length = len(data)
         if length < record.original_length or length == MIN_FRAME_LENGTH or length + 2 > self._max_frame(speaker):
             return  # cut by the snapshot length, or no room for the marker
-        if _tlvs_run_to_the_end(data, offset):
+        if rules.tlvs_run_to_the_end(data, offset):
             code = CODE_NAMES[data[17]]
             repeat.append(
                 self._find(
@@ -664,39 +558,12 @@ class Observer:
         return min(_MAX_FRAME, speaker.advertised.max_pdu_size - 4)
 
     def _information(
-        self, iface: _Interface, speaker: Speaker, record: CaptureRecord, pdu: Information, repeat: list[Finding]
+        self, iface: Interface, speaker: Speaker, record: CaptureRecord, pdu: Information, repeat: list[Finding]
     ) -> bool:
         """Check an Information OAMPDU and follow the speaker; False when a repeat must be looked at again."""
-        find = self._find
-        flags = int(pdu.flags)
-        local: InfoTlv | None = None
-        remote: InfoTlv | None = None
-        locals_ = remotes = 0
-        for tlv in pdu.tlvs:
-            if type(tlv) is InfoTlv:
-                if tlv.type == InfoTlvType.LOCAL:
-                    locals_ += 1
-                    local = local or tlv
-                else:
-                    remotes += 1
-                    remote = remote or tlv
-            elif type(tlv) is UnknownTlv:
-                repeat.append(
-                    find(
-                        speaker,
-                        record,
-                        "tlv_not_allowed",
-                        f"reserved TLV type {tlv.type:#04x} in an Information OAMPDU",
-                    )
-                )
-        if flags & _LINK_FAULT and pdu.tlvs:
-            what = "+".join(k for k, n in (("Local", locals_), ("Remote", remotes)) if n) or "other"
-            repeat.append(find(speaker, record, "link_fault_with_tlvs", f"Link Fault flag with {what} TLVs"))
-        if local is None and not (flags & _LINK_FAULT and not pdu.tlvs):
-            detail = "Remote Information TLV without a Local one" if remote else "no Local Information TLV"
-            repeat.append(find(speaker, record, "missing_local_tlv", detail))
-        if locals_ > 1 or remotes > 1:
-            repeat.append(find(speaker, record, "tlv_not_allowed", "more than one Local or Remote Information TLV"))
+        local, remote, problems = rules.information_tlvs(int(pdu.flags), pdu.tlvs)
+        for kind, detail in problems:
+            repeat.append(self._find(speaker, record, kind, detail))
         if local is not None:
             self._local(iface, speaker, record, local)
         steady = True
@@ -709,7 +576,7 @@ class Observer:
             self._end_marker(speaker, record, HEADER_LENGTH, repeat)
         return steady
 
-    def _local(self, iface: _Interface, speaker: Speaker, record: CaptureRecord, local: InfoTlv) -> None:
+    def _local(self, iface: Interface, speaker: Speaker, record: CaptureRecord, local: InfoTlv) -> None:
         """Follow the speaker's Local Information TLV: revisions, capabilities, loopback."""
         old = speaker.local
         if old == local:
@@ -721,7 +588,7 @@ class Observer:
                 self._revision(speaker, record, local, changed)
         else:
             changed = self._changed(old, local)
-            if changed and not 0 < (local.revision - old.revision) & 0xFFFF < 0x8000:
+            if changed and not rules.revision_increased(old, local):
                 self._find(
                     speaker,
                     record,
@@ -729,12 +596,13 @@ class Observer:
                     f"{', '.join(changed)} changed; revision {old.revision} -> {local.revision}",
                 )
             self._revision(speaker, record, local, changed)
+        if speaker.advertised is not None:  # a new Local TLV (or the first after a gap)
             for other in iface.speakers.values():
                 if other is not speaker:
                     other.steady = None  # its Remote TLV must be checked against the new one
         before = speaker.advertised
-        if before is None or _loopback_state(before) != _loopback_state(local):
-            self._loopback_state(iface, speaker, record, local, first=before is None)
+        if before is None or loopback_state(before) != loopback_state(local):
+            self._loopback_change(iface, speaker, record, local, first=before is None)
         speaker.prev_local = old
         speaker.local = speaker.advertised = local
         speaker.local_since = t
@@ -742,22 +610,22 @@ class Observer:
 
     @staticmethod
     def _changed(old: InfoTlv, new: InfoTlv) -> list[str]:
-        return [name for name, a, b in zip(_TLV_FIELDS, _content(old), _content(new), strict=True) if a != b]
+        return rules.changed_fields(old, new)
 
     def _revision(self, speaker: Speaker, record: CaptureRecord, local: InfoTlv, changed: list[str]) -> None:
         entry: JsonObject = {"revision": local.revision, "frame": record.number, "time": record.time}
         if changed:
             entry["changed"] = changed
         if not speaker.revisions:
-            entry.update(_capabilities(local))
+            entry.update(capabilities(local))
         if len(speaker.revisions) < MAX_REVISIONS:
             speaker.revisions.append(entry)
         self._emit(speaker, record, "revision" if speaker.advertised else "capabilities", **entry)
 
-    def _loopback_state(
-        self, iface: _Interface, speaker: Speaker, record: CaptureRecord, local: InfoTlv, first: bool
+    def _loopback_change(
+        self, iface: Interface, speaker: Speaker, record: CaptureRecord, local: InfoTlv, first: bool
     ) -> None:
-        state = _loopback_state(local)
+        state = loopback_state(local)
         if first and state == "no_loopback":
             return
         self._event(
@@ -782,12 +650,14 @@ class Observer:
             peer.loop_open = None
 
     def _remote(
-        self, iface: _Interface, speaker: Speaker, record: CaptureRecord, remote: InfoTlv, repeat: list[Finding]
+        self, iface: Interface, speaker: Speaker, record: CaptureRecord, remote: InfoTlv, repeat: list[Finding]
     ) -> bool:
         """Check a Remote Information TLV against the peer's Local TLV; False: look again at the next frame."""
         peer = self._peer(iface, speaker)
         if peer is None:
             return True  # the peer is not in the capture
+        if peer.last_time < iface.gap_end:
+            return False  # the peer's Local TLV is from before a capture gap: wait for its next one
         if peer.advertised is None:
             repeat.append(
                 self._find(
@@ -796,17 +666,13 @@ class Observer:
             )
             return False
         expected = peer.local
-        if expected is None or _information(remote) == _information(expected):
+        if expected is None or rules.same_information(remote, expected):
             return True
         previous = peer.prev_local
         recent = record.time - peer.local_since <= self.limits.keepalive_limit
-        if recent and previous is not None and _information(remote) == _information(previous):
+        if recent and previous is not None and rules.same_information(remote, previous):
             return False  # the change may still be on its way: look again
-        differences = ", ".join(
-            f"{name} {a} != {b}"
-            for name, a, b in zip(_INFORMATION_FIELDS, _information(remote), _information(expected), strict=True)
-            if a != b
-        )
+        differences = rules.remote_differences(remote, expected)
         repeat.append(
             self._find(
                 speaker,
@@ -822,7 +688,7 @@ class Observer:
         old = speaker.state
         if state == old:
             return
-        if state == ACTIVE_SEND_LOCAL and old in _AFTER_DISCOVERY:
+        if state == ACTIVE_SEND_LOCAL and old in AFTER_DISCOVERY:
             self._set_state(speaker, record, FAULT, inferred=True)  # the only way back is through FAULT
         t = record.time
         speaker.state = state
@@ -845,62 +711,36 @@ class Observer:
     # -- OAMPDUs other than Information --------------------------------------------------
 
     def _other(
-        self, iface: _Interface, speaker: Speaker, record: CaptureRecord, pdu: Oampdu, repeat: list[Finding]
+        self, iface: Interface, speaker: Speaker, record: CaptureRecord, pdu: Oampdu, repeat: list[Finding]
     ) -> None:
         name = CODE_NAMES.get(pdu.code)
         if isinstance(pdu, UnsupportedPdu) or name is None:
             self._find(speaker, record, "reserved_code", f"code {pdu.code:#04x}")
             return
-        state = speaker.state
-        if state is not None and state != SEND_ANY:
-            self._find(speaker, record, "code_not_allowed", f"{name} OAMPDU in {state}")
         peer = self._peer(iface, speaker)
-        peer_config = int(peer.advertised.oam_config) if peer is not None and peer.advertised is not None else None
-        passive = speaker.mode == "passive"
+        peer_local = peer.advertised if peer is not None else None
+        own = speaker.advertised
+        for detail in rules.code_problems(
+            name,
+            speaker.state,
+            speaker.mode == "passive",
+            int(own.oam_config) if own is not None else None,
+            int(peer_local.oam_config) if peer_local is not None else None,
+        ):
+            self._find(speaker, record, "code_not_allowed", detail)
         if isinstance(pdu, EventNotification):
-            if peer_config is not None and not peer_config & _LINK_EVENTS:
-                self._find(
-                    speaker,
-                    record,
-                    "code_not_allowed",
-                    "Event Notification to a peer that does not advertise Link Events",
-                )
             self._event_notification(speaker, record, pdu, repeat)
         elif isinstance(pdu, LoopbackControl):
-            if passive:
-                self._find(speaker, record, "code_not_allowed", "Loopback Control from a Passive DTE")
-            if peer_config is not None and not peer_config & _REMOTE_LOOPBACK:
-                self._find(
-                    speaker,
-                    record,
-                    "code_not_allowed",
-                    "Loopback Control to a peer that does not advertise remote loopback",
-                )
             self._loopback_command(speaker, record, pdu)
         elif isinstance(pdu, VariableRequest):
-            if passive:
-                self._find(speaker, record, "code_not_allowed", "Variable Request from a Passive DTE")
-            if peer_config is not None and not peer_config & _VARIABLE_RETRIEVAL:
-                self._find(
-                    speaker,
-                    record,
-                    "code_not_allowed",
-                    "Variable Request to a peer that does not advertise variable retrieval",
-                )
             descriptors = pdu_to_dict(pdu)["descriptors"]
             self._event(speaker, record, {"kind": "variable_request", "descriptors": descriptors})
         elif isinstance(pdu, VariableResponse):
-            own = speaker.advertised
-            if own is not None and not int(own.oam_config) & _VARIABLE_RETRIEVAL:
-                self._find(
-                    speaker,
-                    record,
-                    "code_not_allowed",
-                    "Variable Response from a DTE that does not advertise variable retrieval",
-                )
             containers = pdu_to_dict(pdu)["containers"]
             self._event(speaker, record, {"kind": "variable_response", "containers": containers})
         elif isinstance(pdu, OrgSpecificPdu):
+            # counted and shown, never acted on: only its flags (the speaker's) are read
+            speaker.org_specific[pdu.oui] = speaker.org_specific.get(pdu.oui, 0) + 1
             self._event(
                 speaker, record, {"kind": "organization_specific", "oui": format_oui(pdu.oui), "value": pdu.value.hex()}
             )
@@ -920,16 +760,15 @@ class Observer:
                 )
         if pdu.tlvs:
             self._end_marker(speaker, record, _EVENT_DATA_OFFSET, repeat)
-        last = speaker.last_event
+        duplicate = rules.duplicate_event(speaker.last_event, pdu)
         speaker.last_event = pdu
-        if last is not None and last.sequence == pdu.sequence:
-            if last.tlvs == pdu.tlvs:
-                if speaker.last_event_entry is not None:
-                    speaker.last_event_entry["duplicates"] += 1
-                self._emit(speaker, record, "duplicate_event", sequence=pdu.sequence)
-                return
+        if duplicate == "duplicate":
+            if speaker.last_event_entry is not None:
+                speaker.last_event_entry["duplicates"] += 1
+            self._emit(speaker, record, "duplicate_event", sequence=pdu.sequence)
+            return
+        if duplicate == "differs":
             self._find(speaker, record, "duplicate_event_differs", f"sequence {pdu.sequence} repeated with other TLVs")
-        unique = last is None or last.sequence != pdu.sequence
         entry: JsonObject = {
             "kind": "event_notification",
             "sequence": pdu.sequence,
@@ -940,28 +779,11 @@ class Observer:
         self._event(speaker, record, entry)
         for tlv in pdu.tlvs:
             if type(tlv) is LinkEventTlv:
-                totals = self._totals(speaker, tlv)
-                for detail in implausibilities(tlv) + (totals if unique else []):
+                previous = speaker.totals.get(tlv.type)
+                speaker.totals[tlv.type] = (tlv.error_running_total, tlv.event_running_total)
+                totals = rules.running_totals(previous, tlv) if duplicate is None else []
+                for detail in implausibilities(tlv) + totals:
                     self._find(speaker, record, "implausible_event", detail, sequence=pdu.sequence)
-
-    @staticmethod
-    def _totals(speaker: Speaker, tlv: LinkEventTlv) -> list[str]:
-        """Running totals must grow from one event of a type to the next."""
-        kind = _EVENT_NAMES.get(tlv.type, f"type {tlv.type:#04x}")
-        previous = speaker.totals.get(tlv.type)
-        speaker.totals[tlv.type] = (tlv.error_running_total, tlv.event_running_total)
-        if previous is None:
-            return []
-        errors, events = previous
-        out = []
-        grown = tlv.error_running_total - errors
-        if grown < 0:
-            out.append(f"{kind}: error running total went down ({errors} -> {tlv.error_running_total})")
-        elif tlv.type != EventTlvType.ERRORED_FRAME_SECONDS_SUMMARY and grown < tlv.errors:
-            out.append(f"{kind}: error running total grew by {grown}, less than the {tlv.errors} errors of the window")
-        if tlv.event_running_total <= events:
-            out.append(f"{kind}: event running total did not grow ({events} -> {tlv.event_running_total})")
-        return out
 
     def _loopback_command(self, speaker: Speaker, record: CaptureRecord, pdu: LoopbackControl) -> None:
         command = _LOOPBACK_NAMES.get(pdu.loopback_command, f"unknown_{pdu.loopback_command}")
@@ -973,6 +795,7 @@ class Observer:
                 "looping_frame": None,
                 "disable_frame": None,
                 "ended_frame": None,
+                "gaps": 0,  # capture gaps while it was open: what happened in them is unknown
             }
             speaker.loop_open = sequence
             if len(speaker.loopbacks) < MAX_EVENTS:
@@ -985,7 +808,7 @@ class Observer:
     # -- helpers -----------------------------------------------------------------------
 
     @staticmethod
-    def _peer(iface: _Interface, speaker: Speaker) -> Speaker | None:
+    def _peer(iface: Interface, speaker: Speaker) -> Speaker | None:
         """The other speaker on the link (the latest heard, if there are several)."""
         best: Speaker | None = None
         for other in iface.speakers.values():
@@ -1054,10 +877,11 @@ class Observer:
             for speaker in iface.speakers.values():
                 speaker.flush()
                 peer = self._peer(iface, speaker)
-                if peer is None or iface.gap_start >= speaker.last_time:
+                if peer is None:
                     continue
                 silent = peer.last_time - speaker.last_time
-                if silent > self.limits.lost_link and self._should_send(iface, speaker):
+                heard = self._heard_silence(iface, speaker, peer.last_time)
+                if heard > self.limits.lost_link and self._should_send(iface, speaker):
                     record = CaptureRecord(peer.last_frame, peer.last_time, b"", 0, iface.id, ETHERNET)
                     self._find(
                         speaker,
@@ -1067,7 +891,9 @@ class Observer:
                         frames=(speaker.last_frame, peer.last_frame),
                         seconds=round(silent, 6),
                     )
-                    self._check_lost_link_noticed(peer, speaker, record)
+                    if not speaker.silence_checked:
+                        expired = max(speaker.last_time, iface.gap_end) + self.limits.lost_link
+                        self._check_lost_link_noticed(peer, speaker, record, expired)
 
     @property
     def speakers(self) -> list[Speaker]:
@@ -1090,66 +916,7 @@ class Observer:
             "not_ethernet": self.counters.not_ethernet,
             "start_time": self.start,
             "duration": round((self.end or start) - start, 6),
-            "gaps": [_relative(gap, start) for gap in self.gaps],
+            "gaps": [relative_time(gap, start) for gap in self.gaps],
             "speakers": {s.id: speaker_summary(s, start) for s in self.speakers},
             "findings": self.finding_total(),
         }
-
-
-_KIND_ORDER = list(KINDS)
-
-
-def _capabilities(tlv: InfoTlv) -> JsonObject:
-    return {
-        "mode": "active" if tlv.oam_config & OamConfig.ACTIVE else "passive",
-        "oam_config": oam_config_names(tlv.oam_config),
-        "max_pdu_size": tlv.max_pdu_size,
-        "oui": format_oui(tlv.oui),
-        "vendor_info": tlv.vendor_info,
-        "oam_version": tlv.oam_version,
-    }
-
-
-def _relative(entry: JsonObject, start: float) -> JsonObject:
-    out = dict(entry)
-    if "time" in out:
-        out["time"] = round(out["time"] - start, 6)
-    return out
-
-
-def _code_name(code: int | str) -> str:
-    if isinstance(code, str):
-        return code
-    return CODE_NAMES.get(code, f"unsupported_{code:#04x}")
-
-
-def speaker_summary(speaker: Speaker, start: float) -> JsonObject:
-    """One speaker's report (times in seconds since the first record of the capture)."""
-    speaker.flush()
-    local = speaker.advertised
-    findings = sorted(speaker.findings.values(), key=lambda f: (_KIND_ORDER.index(f.kind), f.first_time))
-    time_to_send_any = None
-    if speaker.send_any_time is not None and speaker.discovery_start is not None:
-        time_to_send_any = round(speaker.send_any_time - speaker.discovery_start, 6)
-    return {
-        "mac": speaker.mac,
-        "interface": speaker.interface,
-        "first_frame": speaker.first_frame,
-        "first_time": round(speaker.first_time - start, 6),
-        "last_frame": speaker.last_frame,
-        "last_time": round(speaker.last_time - start, 6),
-        "capabilities": _capabilities(local) if local is not None else None,
-        "local": tlv_to_dict(local) if local is not None else None,
-        "flags": flag_names(speaker.flags) if speaker.flags is not None else None,
-        "counts": {_code_name(code): n for code, n in sorted(speaker.counts.items(), key=lambda i: str(i[0]))},
-        "states": [_relative(s, start) for s in speaker.states],
-        "states_dropped": speaker.states_dropped,
-        "state": speaker.state,
-        "time_to_send_any": time_to_send_any,
-        "revisions": [_relative(r, start) for r in speaker.revisions],
-        "events": [_relative(e, start) for e in speaker.events],
-        "events_dropped": speaker.events_dropped,
-        "loopbacks": [_relative(lb, start) for lb in speaker.loopbacks],
-        "finding_counts": speaker.finding_counts(),
-        "findings": [f.to_dict(start) for f in findings],
-    }

@@ -22,6 +22,16 @@ is the engine's own doing, and is compared with what MAC sent:
 * findings: what observe mode finds in MAC's frames and in ours.
 
 A difference in time larger than ``--tolerance`` or in order or value is a divergence.
+
+Captures are trimmed: where observe mode finds a capture gap (nothing recorded at all),
+the engine is paused and resumes where it stopped, so trimming costs no lost link, no
+keep-alives and no time (a gap of days is one step); ``capture_gap`` findings are the
+capture's, never a divergence.  The engine's clock starts at 0 and never goes backwards
+(a capture whose clock steps back is resynchronised likewise).  ``--keepalive`` and
+``--lost-link``, when given, are the engine's interval and lost-link time (a whole
+multiple of the interval, as configured in the daemon), and the observers use the
+engine's lost-link time.
+
 Exit status 0 without divergences, 1 with, 2 when the capture is unreadable or MAC
 sends no Local Information TLV in it.
 """
@@ -79,6 +89,8 @@ _DISCOVERY_FLAGS = int(Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE | Flag.REMOTE_E
 _MAX_CHANGES = 10_000
 _MAX_GAPS = 1_000
 _MAX_EVENTS = 1_000
+_GAPS_SHOWN = 5  # capture gaps listed in the text report
+_MAX_TIMERS = 100_000  # timer runs between two records (a bug, if ever reached)
 
 
 class PlayError(Exception):
@@ -256,6 +268,11 @@ class Player:
         self._their_flags = 0
         self._link_up = True
         self._start = 0.0
+        self.paused: list[JsonObject] = []  # the capture gaps the engine was paused across
+        self.paused_dropped = 0  # and those beyond `_MAX_GAPS`
+        self._offset = 0.0  # capture time minus engine time
+        self._now = 0.0  # the engine's time
+        self._last_time = float("-inf")  # the capture time of the last record
 
     # -- the run -------------------------------------------------------------------------
 
@@ -263,64 +280,98 @@ class Player:
         for record in records:
             if record.interface != self.recorded.interface:
                 continue
+            t = record.time
             if self.theirs.start is None:
-                self._start = record.time  # times are reported from the first record, as observe mode does
+                self._start = t  # times are reported from the first record, as observe mode does
+                self._offset = t  # the engine's clock starts at 0 (see `_engine_time`)
+            gaps = self._capture_gaps()
             self.theirs.run((record,))
+            now = self._engine_time(t, gap=self._capture_gaps() != gaps)
+            if self.port is not None:
+                self._advance(now)
             if record.linktype != ETHERNET or not record.data.startswith(_ETHERTYPE, 12):
                 continue
             try:
                 pdu = self._decoder.decode(record.data)
             except DecodeError:
                 continue
-            t = record.time
             if self.port is None:
-                self.port = OamPort(self.settings, self.mac, now=t, revision=self.recorded.local.revision)
-                self._drain(t)
-            self._advance(t)
+                self.port = OamPort(self.settings, self.mac, now=now, revision=self.recorded.local.revision)
+                self._drain(now)
             if pdu.src == self.mac:
                 self.their_side.frame(t, record.number, pdu)
-                self._mirror(record, pdu)
+                self._mirror(record, pdu, now)
             else:
                 self.ours.run((record,))
-                self.port.receive(record.data, now=t)
-            self._drain(t)
+                self.port.receive(record.data, now=now)
+            self._drain(now)
+
+    # -- the engine's clock --------------------------------------------------------------
+
+    def _capture_gaps(self) -> int:
+        """How many capture gaps observe mode has found so far (the one rule for them)."""
+        return len(self.theirs.gaps) + self.theirs.gaps_dropped
+
+    def _engine_time(self, t: float, *, gap: bool) -> float:
+        """The engine's time for a record at capture time `t`.
+
+        The engine's clock is the capture's minus `_offset`.  Across a capture gap (as
+        observe mode finds them in the capture: `Observer.gaps`) and when the capture's
+        clock goes backwards, the engine is paused: it resumes where it stopped, so the
+        trimmed time neither expires its lost-link timer nor costs its keep-alives, and
+        28 hours cost nothing.  Its clock never goes backwards, and starts at 0 (far
+        future timestamps keep the engine's float precision).
+        """
+        if gap or t < self._last_time:
+            if gap and len(self.paused) >= _MAX_GAPS:
+                self.paused_dropped += 1
+            elif gap:
+                self.paused.append({"time": self._rel(self._last_time), "seconds": round(t - self._last_time, 6)})
+            self._offset = t - self._now
+        self._last_time = t
+        self._now = max(self._now, t - self._offset)
+        return self._now
+
+    def _capture_time(self, now: float) -> float:
+        """The capture time of the engine's time `now` (its frames are placed there)."""
+        return now + self._offset
 
     def _advance(self, until: float) -> None:
-        """Run the engine's timers due up to `until`, each at its deadline."""
+        """Run the engine's timers due up to `until` (engine time), each at its deadline."""
         port = self.port
         assert port is not None
-        for _ in range(100_000):
+        for _ in range(_MAX_TIMERS):
             deadline = port.next_deadline()
             if deadline is None or deadline > until:
                 return
             port.handle_timer(now=deadline)
             self._drain(deadline)
-        raise AssertionError("the engine's deadline does not advance")  # pragma: no cover
+        when = self._rel(self._capture_time(until))
+        raise PlayError(f"our engine's timers do not advance at {when:.6f} s: this capture cannot be played")
 
     def _drain(self, now: float) -> None:
         assert self.port is not None
+        t = self._capture_time(now)
         for output in self.port.take_outputs():
             if isinstance(output, Transmit):
                 self._our_number += 1
                 pdu = self._our_decoder.decode(output.frame)
-                self.our_side.frame(now, self._our_number, pdu)
+                self.our_side.frame(t, self._our_number, pdu)
                 record = CaptureRecord(
-                    self._our_number, now, output.frame, len(output.frame), self.recorded.interface, ETHERNET
+                    self._our_number, t, output.frame, len(output.frame), self.recorded.interface, ETHERNET
                 )
                 self.ours.run((record,))
                 if isinstance(pdu, EventNotification):
-                    self._our_event(now, pdu)
+                    self._our_event(t, pdu)
             elif isinstance(output, DiscoveryChanged) and len(self.engine_states) < _MAX_CHANGES:
-                self.engine_states.append(
-                    {"state": output.new.value, "time": round(now - self._start, 6), "cause": output.cause}
-                )
+                self.engine_states.append({"state": output.new.value, "time": self._rel(t), "cause": output.cause})
 
     # -- MAC's client inputs, mirrored -------------------------------------------------
 
-    def _mirror(self, record: CaptureRecord, pdu: Oampdu) -> None:
+    def _mirror(self, record: CaptureRecord, pdu: Oampdu, t: float) -> None:
+        """MAC's client inputs shown by `pdu`, given to the engine at its time `t`."""
         port = self.port
         assert port is not None
-        t = record.time
         flags = int(pdu.flags)
         link_fault_form = isinstance(pdu, Information) and not pdu.tlvs and flags & Flag.LINK_FAULT
         if isinstance(pdu, Information):
@@ -340,7 +391,7 @@ class Player:
         self._their_flags = wanted
         try:
             if isinstance(pdu, EventNotification):
-                self._their_event(record, pdu)
+                self._their_event(record, pdu, t)
             elif isinstance(pdu, LoopbackControl):
                 if pdu.loopback_command == LoopbackCommand.ENABLE:
                     port.start_loopback(now=t)
@@ -359,7 +410,7 @@ class Player:
                 {"frame": record.number, "time": round(record.time - self._start, 6), "what": what, "why": why}
             )
 
-    def _their_event(self, record: CaptureRecord, pdu: EventNotification) -> None:
+    def _their_event(self, record: CaptureRecord, pdu: EventNotification, now: float) -> None:
         last = self._their_last_event
         self._their_last_event = pdu
         if last is not None and last.sequence == pdu.sequence and last.tlvs == pdu.tlvs:
@@ -367,7 +418,7 @@ class Player:
         assert self.port is not None
         tlvs = tuple(tlv for tlv in pdu.tlvs if isinstance(tlv, LinkEventTlv | OrgSpecificTlv))
         burst = 1 + self.recorded.duplicates.get(record.number, 0)
-        sequence = self.port.notify_link_events(tlvs, now=record.time, burst=min(burst, 5))
+        sequence = self.port.notify_link_events(tlvs, now=now, burst=min(burst, 5))
         entry: JsonObject = {
             "frame": record.number,
             "time": round(record.time - self._start, 6),
@@ -432,6 +483,8 @@ class Player:
             "theirs": theirs,
             "ours": ours,
             "events": self.events,
+            "paused": self.paused,
+            "paused_dropped": self.paused_dropped,
             "divergences": divergences,
         }
 
@@ -506,6 +559,7 @@ class Player:
 
     def _compare_findings(self, theirs: JsonObject, ours: JsonObject, out: list[JsonObject]) -> None:
         kinds = dict.fromkeys([*theirs["finding_counts"], *ours["finding_counts"]])
+        kinds.pop("capture_gap", None)  # the capture's, not a speaker's doing: the engine is paused across it
         for kind in kinds:
             a, b = theirs["finding_counts"].get(kind, 0), ours["finding_counts"].get(kind, 0)
             if (a == 0) != (b == 0):
@@ -520,8 +574,10 @@ class Player:
                 problems.append(f"sequence {entry['their_sequence']} (theirs), {entry['our_sequence']} (ours)")
             if entry["our_copies"] != entry["their_copies"]:
                 problems.append(f"{entry['their_copies']} copies (theirs), {entry['our_copies']} (ours)")
-            if entry["our_time"] is None or abs(entry["our_time"] - entry["time"]) > self.tolerance:
-                problems.append(f"sent at {entry['time']:.3f} s (theirs), {entry['our_time']} (ours)")
+            if entry["our_time"] is None:
+                problems.append(f"sent at {entry['time']:.3f} s (theirs), never (ours)")
+            elif abs(entry["our_time"] - entry["time"]) > self.tolerance:
+                problems.append(f"sent at {entry['time']:.3f} s (theirs), {entry['our_time']:.3f} s (ours)")
             if problems:
                 out.append(
                     {
@@ -559,6 +615,20 @@ def _settings_dict(settings: PortSettings, revision: int) -> JsonObject:
     }
 
 
+def engine_settings(settings: PortSettings, interval: float | None, lost_link: float | None) -> PortSettings:
+    """`settings` with the keep-alive interval and lost-link time asked for (None: as they are).
+
+    The engine's lost-link time is a whole multiple (2 to 10) of its keep-alive interval,
+    as in the daemon's configuration: the nearest one is taken.
+    """
+    if interval is not None:
+        settings = attrs.evolve(settings, transmit_interval=interval)
+    if lost_link is not None:
+        multiplier = min(10, max(2, round(lost_link / settings.transmit_interval)))
+        settings = attrs.evolve(settings, multiplier=multiplier)
+    return settings
+
+
 def play(
     source: str | os.PathLike[str],
     mac: str,
@@ -566,11 +636,20 @@ def play(
     limits: Limits | None = None,
     tolerance: float = 1.0,
     settings: PortSettings | None = None,
+    interval: float | None = None,
+    lost_link: float | None = None,
 ) -> JsonObject:
-    """Play MAC from the capture `source`; the report (raises PlayError, CaptureError, OSError)."""
+    """Play MAC from the capture `source`; the report (raises PlayError, CaptureError, OSError).
+
+    `interval` and `lost_link` override the engine's keep-alive interval and lost-link
+    time; both observers hold the speakers to the engine's lost-link time, so the
+    engine and they agree on when a silent peer is lost.
+    """
     mac = mac.lower()
     recorded = infer(source, mac)
-    player = Player(recorded, settings or settings_from(recorded), limits or Limits(), tolerance)
+    settings = engine_settings(settings or settings_from(recorded), interval, lost_link)
+    limits = attrs.evolve(limits or Limits(), lost_link=settings.lost_link_time)
+    player = Player(recorded, settings, limits, tolerance)
     player.run(open_records(source))
     return player.report()
 
@@ -593,15 +672,29 @@ def run_play(
     tolerance: float = 1.0,
     config_path: str | None = None,
     port_name: str | None = None,
+    interval: float | None = None,
+    lost_link: float | None = None,
 ) -> int:
-    """``efmoam replay FILE --as MAC``: the report to `out`; the exit status."""
+    """``efmoam replay FILE --as MAC``: the report to `out`; the exit status.
+
+    `interval` and `lost_link` are ``--keepalive`` and ``--lost-link`` when given:
+    they set our engine's timers (see `play`).
+    """
     try:
         mac = _normal_mac(mac)
         settings = settings_from_config(config_path, port_name) if config_path else None
         first = next(open_records(source), None)
         if first is not None and first.linktype != ETHERNET:
             raise NotEthernetError(first.linktype)
-        report = play(source, mac, limits=limits, tolerance=tolerance, settings=settings)
+        report = play(
+            source,
+            mac,
+            limits=limits,
+            tolerance=tolerance,
+            settings=settings,
+            interval=interval,
+            lost_link=lost_link,
+        )
     except (PlayError, CaptureError, NotEthernetError) as error:
         err.write(f"efmoam replay: error: {error}\n")
         return EXIT_UNREADABLE
@@ -625,6 +718,12 @@ def render_play(report: JsonObject) -> str:
         f" vendor {s['vendor_info']:#x}, revision {s['revision']}, keep-alive every {s['transmit_interval']} s,"
         f" lost link after {s['lost_link_time']} s",
     ]
+    paused = report["paused"]
+    if paused:
+        total = len(paused) + report["paused_dropped"]
+        shown = ", ".join(f"{gap['seconds']:.3f} s from {gap['time']:.3f} s" for gap in paused[:_GAPS_SHOWN])
+        more = f" and {total - _GAPS_SHOWN} more" if total > _GAPS_SHOWN else ""
+        lines.append(f"  paused across {total} capture gap(s) (nothing recorded): {shown}{more}")
     for name in ("theirs", "ours"):
         side = report[name]
         label = "theirs (capture)" if name == "theirs" else "ours (engine)  "
@@ -639,8 +738,13 @@ def render_play(report: JsonObject) -> str:
     for entry in report["events"]:
         lines.append(
             f"event notification (frame {entry['frame']}, {entry['time']:.3f} s): theirs seq {entry['their_sequence']}"
-            f" x{entry['their_copies']}, ours seq {entry['our_sequence']} x{entry['our_copies']}"
-            f" at {entry['our_time']}"
+            f" x{entry['their_copies']}"
+            + (
+                ", ours not sent"
+                if entry["our_sequence"] is None
+                else f", ours seq {entry['our_sequence']} x{entry['our_copies']}"
+                + ("" if entry["our_time"] is None else f" at {entry['our_time']:.3f} s")
+            )
         )
     divergences = report["divergences"]
     lines.append("")

@@ -203,6 +203,22 @@ def _frames_text(frames: list[int], count: int, last: int) -> str:
     return shown
 
 
+def _at_frame(frame: int | None) -> str:
+    return "not captured" if frame is None else f"at frame {frame}"
+
+
+def _loopback_text(lb: JsonObject) -> str:
+    """One loopback: what was seen of it; what was not (in a capture gap, or after the end) in words."""
+    text = (
+        f"  loopback: enable at frame {lb['enable_frame']}, peer looping {_at_frame(lb['looping_frame'])},"
+        f" disable {_at_frame(lb['disable_frame'])}, ended {_at_frame(lb['ended_frame'])}"
+    )
+    gaps = lb.get("gaps", 0)
+    if gaps:
+        text += f" ({gaps} capture gap{'s' if gaps > 1 else ''} while it was open)"
+    return text
+
+
 def render_summary(summary: JsonObject) -> str:
     """The per-speaker summary after the timeline."""
     lines = [""]
@@ -237,9 +253,12 @@ def render_summary(summary: JsonObject) -> str:
             lines.append(f"  events ({len(events) + s['events_dropped']}):")
             lines.extend(f"    {e['frame']}  {e['time']:.3f}  {_event_text(e)}" for e in events)
         for lb in s["loopbacks"]:
+            lines.append(_loopback_text(lb))
+        orgs = s.get("organization_specific")
+        if orgs:
             lines.append(
-                f"  loopback: enable at frame {lb['enable_frame']}, peer looping at {lb['looping_frame']},"
-                f" disable at {lb['disable_frame']}, ended at {lb['ended_frame']}"
+                "  organization specific: "
+                + ", ".join(f"{o['oui']}{' ' + o['name'] if o['name'] else ''} x{o['count']}" for o in orgs)
             )
         findings = s["findings"]
         if findings:

@@ -123,7 +123,10 @@ def run_transmit(
 
             open_sender = OamSocket
         sender = open_sender(iface)
-    except (TransmitError, CaptureError, NotEthernetError) as error:
+    except (CaptureError, NotEthernetError) as error:
+        err.write(f"efmoam replay: error: {source}: {error}\n")
+        return EXIT_UNREADABLE
+    except TransmitError as error:
         err.write(f"efmoam replay: error: {error}\n")
         return EXIT_UNREADABLE
     except OSError as error:
@@ -136,7 +139,10 @@ def run_transmit(
     started = time.monotonic()
     try:
         sent, refused, late = transmit(source, speaker, sender)
-    except (CaptureError, OSError) as error:
+    except CaptureError as error:
+        err.write(f"efmoam replay: error: {source}: {error}\n")
+        return EXIT_UNREADABLE
+    except OSError as error:
         err.write(f"efmoam replay: error: {error}\n")
         return EXIT_UNREADABLE
     finally:
