@@ -36,12 +36,9 @@ import json
 import os
 import re
 import shutil
-import signal
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
@@ -49,6 +46,7 @@ from hypothesis import HealthCheck, given, seed, settings, strategies as st
 from efmoam.cli.main import main
 from efmoam.offline.replay import expect
 from tests.cli_runner import CliRunner
+from tests.pdu.test_robustness import deadline
 from tests.replay.mutations import (
     FORMATS,
     JUMPS,
@@ -87,24 +85,6 @@ DECODE_STATUSES = {0, 2}
 REPLAY_STATUSES = {0, 1, 2}
 
 
-class Hang(Exception):
-    """A command ran longer than RUN_TIMEOUT."""
-
-
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    def expire(_signum: int, _frame: FrameType | None) -> None:
-        raise Hang(f"no answer within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def _strict_json(text: str) -> object:
     def refuse(constant: str) -> object:
         raise ValueError(f"{constant} is not JSON")
@@ -139,7 +119,7 @@ def _python_words(text: str) -> list[str]:
 
 def run_clean(args: list[str], data: bytes = b"") -> int:
     """Run one command; fail unless it ends as documented.  Returns its exit status."""
-    with time_limit(RUN_TIMEOUT):
+    with deadline(RUN_TIMEOUT):  # a hang fails the run instead of stopping the suite
         result = CliRunner().invoke(main, args, input=data if "-" in args else None)
     shown = f"efmoam {' '.join(args)}\n--- stdout\n{result.stdout[-3000:]}\n--- stderr\n{result.stderr[-3000:]}"
     if result.exception is not None and not isinstance(result.exception, SystemExit):
