@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from efmoam.core.linkmon.counters import COUNTERS, CounterDeltas, CounterSample
+from efmoam.core.linkmon.counters import STANDARD_COUNTERS, CounterDeltas, CounterSample
 from efmoam.linux.counters import (
     DRIVER_COUNTERS,
     AutoSource,
@@ -76,7 +76,7 @@ def test_a_counter_going_backwards_is_reported_raw(tmp_path: Path) -> None:
     sample = source.read("eth0")
     assert sample == CounterSample(errored_frames=3, frames_received=1010)  # 1 + 2, as read
     result = deltas.update(sample)  # the core takes a decrease as a reset: the new value is the delta
-    by_name = result if isinstance(result, dict) else dict(zip(COUNTERS, result, strict=True))
+    by_name = result if isinstance(result, dict) else dict(zip(STANDARD_COUNTERS, result, strict=True))
     assert by_name == {"errored_frames": 3, "frames_received": 10, "symbol_errors": None}
 
 

@@ -10,8 +10,24 @@ from __future__ import annotations
 
 import attrs
 
-#: the counters link monitoring reads, as named in `CounterSample`
-COUNTERS = ("errored_frames", "frames_received", "symbol_errors")
+#: the counters the four standard monitors read, as named in `CounterSample`
+STANDARD_COUNTERS = ("errored_frames", "frames_received", "symbol_errors")
+#: the NIC health counters (the health monitors beyond Clause 57), as named in `CounterSample`
+HEALTH_COUNTERS = (
+    "fec_corrected_blocks",
+    "fec_uncorrectable_blocks",
+    "fec_corrected_bits",
+    "pause_storm_events",
+    "pause_frames_received",
+    "pause_frames_sent",
+    "carrier_down_count",
+    "ib_link_downed",
+    "ib_excessive_buffer_overrun_errors",
+    "ib_link_error_recovery",
+    "ib_local_link_integrity_errors",
+)
+#: every counter a sample can hold, in `CounterSample` field order
+COUNTERS = STANDARD_COUNTERS + HEALTH_COUNTERS
 
 
 @attrs.frozen
@@ -25,6 +41,18 @@ class CounterSample:
     errored_frames: int | None = None
     frames_received: int | None = None
     symbol_errors: int | None = None
+    # NIC health (all cumulative; None: not provided)
+    fec_corrected_blocks: int | None = None  #: FEC codewords corrected (aFECCorrectedBlocks), all lanes
+    fec_uncorrectable_blocks: int | None = None  #: FEC codewords not correctable (aFECUncorrectableBlocks)
+    fec_corrected_bits: int | None = None  #: bits FEC corrected (ethtool's non-standard CORR_BITS)
+    pause_storm_events: int | None = None  #: the driver's pause-storm (PFC stall) error events
+    pause_frames_received: int | None = None  #: link PAUSE plus per-priority PAUSE frames received
+    pause_frames_sent: int | None = None  #: link PAUSE plus per-priority PAUSE frames sent
+    carrier_down_count: int | None = None  #: carrier-down transitions (IFLA_CARRIER_DOWN_COUNT or the driver's)
+    ib_link_downed: int | None = None  #: InfiniBand link_downed (8 bits, saturating)
+    ib_excessive_buffer_overrun_errors: int | None = None  #: 4 bits, saturating
+    ib_link_error_recovery: int | None = None  #: 8 bits, saturating
+    ib_local_link_integrity_errors: int | None = None  #: 4 bits, saturating
 
 
 def _delta(value: int | None, previous: int | None) -> int | None:
@@ -47,3 +75,6 @@ class CounterDeltas:
         last_errored, last_frames, last_symbols = self._last
         self._last = (errored, frames, symbols)
         return _delta(errored, last_errored), _delta(frames, last_frames), _delta(symbols, last_symbols)
+
+
+assert tuple(attrs.fields_dict(CounterSample)) == COUNTERS, "CounterSample's fields are COUNTERS, in order"

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import attrs
 
 from efmoam.config.model import MetricsDetail
-from efmoam.core.linkmon.counters import COUNTERS
+from efmoam.core.linkmon.counters import STANDARD_COUNTERS
 from efmoam.core.linkmon.eventlog import EventLogEntry
 from efmoam.core.linkmon.kinds import FACTS, MonitorKind
 from efmoam.core.linkmon.monitors import MonitorState
@@ -301,7 +301,7 @@ COUNTER_SOURCE = Group(
     lambda present: (
         ()
         if present is None
-        else ((LINK_STAT_AVAILABLE, (counter,), int(flag)) for counter, flag in zip(COUNTERS, present, strict=True))
+        else ((LINK_STAT_AVAILABLE, (counter,), int(flag)) for counter, flag in zip(STANDARD_COUNTERS, present, strict=True))
     ),
 )
 

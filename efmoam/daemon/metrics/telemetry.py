@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from efmoam.config.model import PortProfile
 from efmoam.core import OamPort
 from efmoam.core.linkmon import CounterSample, Location, Severity
-from efmoam.core.linkmon.counters import COUNTERS
+from efmoam.core.linkmon.counters import STANDARD_COUNTERS
 from efmoam.core.outputs import EventLogged
 
 #: the classes of events counted, in the order of `Telemetry.events_raised`
@@ -28,7 +28,7 @@ class Telemetry:
 
     def __init__(self) -> None:
         self.last_peer_frame: dict[str, float] = {}  #: port -> monotonic time of the last OAMPDU from its peer
-        self.counters_present: dict[str, tuple[bool, ...]] = {}  #: port -> per `COUNTERS`: in the last read
+        self.counters_present: dict[str, tuple[bool, ...]] = {}  #: port -> per `STANDARD_COUNTERS`: in the last read
         self.events_raised: dict[str, tuple[int, ...]] = {}  #: port -> events raised per `EVENT_CLASSES`
         #: port -> session events raised, by event name (tracked conditions counted as ``track``)
         self.policy_events: dict[str, dict[str, int]] = {}
@@ -40,7 +40,7 @@ class Telemetry:
             self.last_peer_frame[name] = now
 
     def counters_read(self, name: str, sample: CounterSample) -> None:
-        self.counters_present[name] = tuple(getattr(sample, counter) is not None for counter in COUNTERS)
+        self.counters_present[name] = tuple(getattr(sample, counter) is not None for counter in STANDARD_COUNTERS)
 
     def event_logged(self, name: str, logged: EventLogged) -> None:
         """An event-log record: count it when it raises an event (not when it clears one)."""
