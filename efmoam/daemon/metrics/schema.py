@@ -301,7 +301,10 @@ COUNTER_SOURCE = Group(
     lambda present: (
         ()
         if present is None
-        else ((LINK_STAT_AVAILABLE, (counter,), int(flag)) for counter, flag in zip(STANDARD_COUNTERS, present, strict=True))
+        else (
+            (LINK_STAT_AVAILABLE, (counter,), int(flag))
+            for counter, flag in zip(STANDARD_COUNTERS, present, strict=True)
+        )
     ),
 )
 
