@@ -273,7 +273,9 @@ def show_port(port: str | None, what: str | None, fmt: str, socket_path: str) ->
             result = {"schema": result["schema"], "name": result["name"], "event_log": result["event_log"]}
             text = render.render_event_log(result)
         elif what == "statistics":
-            result = {k: result[k] for k in ("schema", "name", "statistics", "drops", "peer_quirks")}
+            keys = ("schema", "name", "statistics", "drops", "peer_quirks", "org_specific_rx_by_oui",
+                    "org_specific_rx_oui_names")  # fmt: skip
+            result = {k: result[k] for k in keys}
             text = render.render_statistics(result)
         else:
             text = render.render_port(result)
@@ -491,7 +493,12 @@ def diagnose(port: str, listen: float | None, fmt: str, socket_path: str) -> Non
 @json_alias
 @click.option("--summary-only", is_flag=True, help="Observe mode: the summary without the timeline.")
 @click.option("--check", is_flag=True, help="Compare with the expectations file (NAME.expect.json beside CAPTURE).")
-@click.option("--expect", "expect_path", type=click.Path(dir_okay=False), help="--check against this file instead.")
+@click.option(
+    "--expect",
+    "expect_path",
+    type=click.Path(dir_okay=False),
+    help="--check against this file instead (needed when CAPTURE is -).",
+)
 @click.option("--write-expect", is_flag=True, help="Write the expectations file from what replay finds.")
 @click.option(
     "--keepalive",
@@ -552,13 +559,16 @@ def replay(
         raise click.UsageError("--config and --port belong to play mode (--as MAC)")
     if from_mac and not to_iface:
         raise click.UsageError("--from belongs to transmit mode (--to IFACE)")
+    if (check or write_expect) and capture == "-" and expect_path is None:
+        raise click.UsageError("standard input has no NAME.expect.json beside it: give --expect FILE")
     limits = Limits(keepalive=keepalive, lost_link=lost_link)
     json_output = json_alias or fmt == "json"
+    stdin = sys.stdin.buffer  # read when CAPTURE is "-"
     with exit_quietly_on_broken_pipe():
         if to_iface:
             from efmoam.offline.replay.transmit import run_transmit  # noqa: PLC0415
 
-            status = run_transmit(capture, to_iface, sys.stdout, sys.stderr, from_mac=from_mac)
+            status = run_transmit(capture, to_iface, sys.stdout, sys.stderr, from_mac=from_mac, stdin=stdin)
         elif as_mac:
             from click.core import ParameterSource  # noqa: PLC0415
 
@@ -569,21 +579,21 @@ def replay(
                 capture, as_mac, sys.stdout, sys.stderr, json_output=json_output, limits=limits,
                 tolerance=tolerance, config_path=config_path, port_name=port_name,
                 interval=None if given("keepalive") is ParameterSource.DEFAULT else keepalive,
-                lost_link=None if given("lost_link") is ParameterSource.DEFAULT else lost_link,
+                lost_link=None if given("lost_link") is ParameterSource.DEFAULT else lost_link, stdin=stdin,
             )  # fmt: skip
         elif check or write_expect:
             from efmoam.offline.replay.report import run_check  # noqa: PLC0415
 
             status = run_check(
                 capture, sys.stdout, sys.stderr, expect_path=expect_path, write=write_expect,
-                json_output=json_output, limits=limits,
+                json_output=json_output, limits=limits, stdin=stdin,
             )  # fmt: skip
         else:
             from efmoam.offline.replay.report import run_observe  # noqa: PLC0415
 
             status = run_observe(
                 capture, sys.stdout, sys.stderr, json_output=json_output, limits=limits,
-                timeline=not summary_only, stdin=sys.stdin.buffer,
+                timeline=not summary_only, stdin=stdin,
             )  # fmt: skip
     sys.exit(status)
 

@@ -19,6 +19,10 @@ file ``NAME.expect.json`` beside it says what replay must find instead:
 * ``event-reused-sequence.pcap``: sf-notification.pcap (frames 1-24) with the duplicate
   Event Notification (frame 19) carrying one errored frame more: the same sequence
   number with other TLVs.
+* ``late-joiner.pcap``: discovery.pcap after 3 s in which "a" alone sent its
+  ACTIVE_SEND_LOCAL keep-alive (frame 1, copied 3, 2 and 1 s earlier): "b"'s OAM starts
+  3 s into the capture, while "a" was already sending; played as "b", our engine starts
+  with "b"'s first frame, as "b" did.
 """
 
 from __future__ import annotations
@@ -90,11 +94,20 @@ def event_reused_sequence(tmp: Path, target: Path) -> None:
     target.write_bytes(bytes(data))
 
 
+def late_joiner(tmp: Path, target: Path) -> None:
+    source = ENGINE / "discovery.pcap"
+    early = [tmp / f"early-{seconds}.pcap" for seconds in (3, 2, 1)]
+    for seconds, part in zip((3, 2, 1), early, strict=True):
+        editcap(source, part, "1", keep=True, shift=f"-{seconds}")
+    mergecap(target, *early, source)
+
+
 CAPTURES: dict[str, Callable[[Path, Path], None]] = {
     "quiet-stretch": quiet_stretch,
     "loopback-gap": loopback_gap,
     "silent-peer": silent_peer,
     "event-reused-sequence": event_reused_sequence,
+    "late-joiner": late_joiner,
 }
 
 

@@ -23,14 +23,28 @@ is the engine's own doing, and is compared with what MAC sent:
 
 A difference in time larger than ``--tolerance`` or in order or value is a divergence.
 
+Our engine starts when MAC does, at MAC's first frame: a capture may begin before MAC's
+OAM was enabled (or restarted) while its peer was already sending, and Discovery run
+from the capture's start would be ahead of MAC's.  What the peer sent before, MAC did not
+act on, and neither does the engine, with two exceptions the capture shows: the peer's
+frames recorded at the very instant of MAC's first were on the wire as MAC started (a
+capture's order within one instant says nothing), so the engine hears them just after
+its start; and when MAC's first frame shows it had heard its peer already (a Remote
+Information TLV, remote Discovery flags, or a code other than Information), MAC's OAM
+ran before the capture shows it, and the engine hears the peer's latest Information
+OAMPDU at its start.  Times are still reported from the capture's first record.
+
 Captures are trimmed: where observe mode finds a capture gap (nothing recorded at all),
 the engine is paused and resumes where it stopped, so trimming costs no lost link, no
 keep-alives and no time (a gap of days is one step); ``capture_gap`` findings are the
-capture's, never a divergence.  The engine's clock starts at 0 and never goes backwards
-(a capture whose clock steps back is resynchronised likewise).  ``--keepalive`` and
-``--lost-link``, when given, are the engine's interval and lost-link time (a whole
-multiple of the interval, as configured in the daemon), and the observers use the
-engine's lost-link time.
+capture's, never a divergence.  The engine's clock is 0 at the first record and never
+goes backwards (a capture whose clock steps back is resynchronised likewise).
+``--keepalive`` and ``--lost-link``, when given, are the engine's interval and lost-link
+time (a whole multiple of the interval, as configured in the daemon), and the observers
+use the engine's lost-link time.
+
+The capture is read twice (`infer`, then the run): FILE ``-`` is standard input copied
+to a temporary file first (`efmoam.offline.source.capture_path`).
 
 Exit status 0 without divergences, 1 with, 2 when the capture is unreadable or MAC
 sends no Local Information TLV in it.
@@ -38,12 +52,13 @@ sends no Local Information TLV in it.
 
 from __future__ import annotations
 
+import collections
 import difflib
 import json
 import os
 import statistics
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 import attrs
 
@@ -61,6 +76,7 @@ from efmoam.offline.decode import ETHERNET, JsonObject, NotEthernetError, flag_n
 from efmoam.offline.replay.findings import Limits
 from efmoam.offline.replay.observe import CODE_NAMES, Observer, speaker_summary
 from efmoam.offline.replay.report import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from efmoam.offline.source import capture_path, source_name
 from pdu import (
     CRITICAL_FLAGS,
     Code,
@@ -90,6 +106,7 @@ _MAX_CHANGES = 10_000
 _MAX_GAPS = 1_000
 _MAX_EVENTS = 1_000
 _GAPS_SHOWN = 5  # capture gaps listed in the text report
+_MAX_AT_INSTANT = 64  # a peer's frames at MAC's first instant that our engine hears at its start
 _MAX_TIMERS = 100_000  # timer runs between two records (a bug, if ever reached)
 
 
@@ -273,6 +290,10 @@ class Player:
         self._offset = 0.0  # capture time minus engine time
         self._now = 0.0  # the engine's time
         self._last_time = float("-inf")  # the capture time of the last record
+        # before our engine starts: the peers' frames at the latest instant, and their latest Information
+        self._instant = float("nan")
+        self._at_instant: collections.deque[bytes] = collections.deque(maxlen=_MAX_AT_INSTANT)
+        self._latest_information: bytes | None = None
 
     # -- the run -------------------------------------------------------------------------
 
@@ -283,7 +304,7 @@ class Player:
             t = record.time
             if self.theirs.start is None:
                 self._start = t  # times are reported from the first record, as observe mode does
-                self._offset = t  # the engine's clock starts at 0 (see `_engine_time`)
+                self._offset = t  # the engine's clock is 0 here (see `_engine_time`)
             gaps = self._capture_gaps()
             self.theirs.run((record,))
             now = self._engine_time(t, gap=self._capture_gaps() != gaps)
@@ -295,16 +316,40 @@ class Player:
                 pdu = self._decoder.decode(record.data)
             except DecodeError:
                 continue
-            if self.port is None:
-                self.port = OamPort(self.settings, self.mac, now=now, revision=self.recorded.local.revision)
-                self._drain(now)
             if pdu.src == self.mac:
+                if self.port is None:
+                    self._start_engine(pdu, t, now)
                 self.their_side.frame(t, record.number, pdu)
                 self._mirror(record, pdu, now)
             else:
                 self.ours.run((record,))
+                if self.port is None:
+                    self._before(t, record.data, pdu)
+                    continue
                 self.port.receive(record.data, now=now)
             self._drain(now)
+
+    def _before(self, t: float, frame: bytes, pdu: Oampdu) -> None:
+        """A peer's `frame` at capture time `t`, before MAC's first: kept for `_start_engine`."""
+        if t != self._instant:
+            self._instant = t
+            self._at_instant.clear()
+        self._at_instant.append(frame)
+        if isinstance(pdu, Information):
+            self._latest_information = frame
+
+    def _start_engine(self, first: Oampdu, t: float, now: float) -> None:
+        """Start our engine at MAC's `first` frame, at capture time `t` (see the module's comment)."""
+        self.port = OamPort(self.settings, self.mac, now=now, revision=self.recorded.local.revision)
+        self._drain(now)
+        heard = list(self._at_instant) if t == self._instant else []
+        latest = self._latest_information
+        if latest is not None and latest not in heard and _had_heard_its_peer(first):
+            heard.insert(0, latest)
+        for frame in heard:
+            self.port.receive(frame, now=now)
+        self._at_instant.clear()
+        self._latest_information = None
 
     # -- the engine's clock --------------------------------------------------------------
 
@@ -319,8 +364,8 @@ class Player:
         observe mode finds them in the capture: `Observer.gaps`) and when the capture's
         clock goes backwards, the engine is paused: it resumes where it stopped, so the
         trimmed time neither expires its lost-link timer nor costs its keep-alives, and
-        28 hours cost nothing.  Its clock never goes backwards, and starts at 0 (far
-        future timestamps keep the engine's float precision).
+        28 hours cost nothing.  Its clock never goes backwards, and is 0 at the first
+        record (far future timestamps keep the engine's float precision).
         """
         if gap or t < self._last_time:
             if gap and len(self.paused) >= _MAX_GAPS:
@@ -589,6 +634,13 @@ class Player:
                 )
 
 
+def _had_heard_its_peer(pdu: Oampdu) -> bool:
+    """`pdu`, a speaker's first frame, shows the speaker had heard its peer before it."""
+    if not isinstance(pdu, Information):
+        return True  # sent in SEND_ANY only
+    return pdu.remote is not None or bool(int(pdu.flags) & (Flag.REMOTE_EVALUATING | Flag.REMOTE_STABLE))
+
+
 def _flags_text(flags: int) -> str:
     return ",".join(flag_names(flags)) or "-"
 
@@ -674,35 +726,41 @@ def run_play(
     port_name: str | None = None,
     interval: float | None = None,
     lost_link: float | None = None,
+    stdin: BinaryIO | None = None,
 ) -> int:
-    """``efmoam replay FILE --as MAC``: the report to `out`; the exit status.
+    """``efmoam replay FILE --as MAC``: the report to `out`; the exit status (`source` "-": `stdin`).
 
     `interval` and `lost_link` are ``--keepalive`` and ``--lost-link`` when given:
     they set our engine's timers (see `play`).
     """
+    name = source_name(source, stdin)
     try:
         mac = _normal_mac(mac)
         settings = settings_from_config(config_path, port_name) if config_path else None
-        first = next(open_records(source), None)
-        if first is not None and first.linktype != ETHERNET:
-            raise NotEthernetError(first.linktype)
-        report = play(
-            source,
-            mac,
-            limits=limits,
-            tolerance=tolerance,
-            settings=settings,
-            interval=interval,
-            lost_link=lost_link,
-        )
-    except (PlayError, CaptureError, NotEthernetError) as error:
+        with capture_path(source, stdin) as path:
+            first = next(open_records(path), None)
+            if first is not None and first.linktype != ETHERNET:
+                raise NotEthernetError(first.linktype)
+            report = play(
+                path,
+                mac,
+                limits=limits,
+                tolerance=tolerance,
+                settings=settings,
+                interval=interval,
+                lost_link=lost_link,
+            )
+    except (CaptureError, NotEthernetError) as error:
+        err.write(f"efmoam replay: error: {name}: {error}\n")
+        return EXIT_UNREADABLE
+    except PlayError as error:
         err.write(f"efmoam replay: error: {error}\n")
         return EXIT_UNREADABLE
     except OSError as error:
-        err.write(f"efmoam replay: error: cannot read {source}: {error.strerror or error}\n")
+        err.write(f"efmoam replay: error: cannot read {name}: {error.strerror or error}\n")
         return EXIT_UNREADABLE
     if json_output:
-        out.write(json.dumps({"schema": 1, "file": source, "mode": "play", **report}, indent=1) + "\n")
+        out.write(json.dumps({"schema": 1, "file": name, "mode": "play", **report}, indent=1) + "\n")
     else:
         out.write(render_play(report))
     return EXIT_FINDINGS if report["divergences"] else EXIT_OK

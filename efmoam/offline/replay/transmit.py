@@ -6,7 +6,8 @@ AF_PACKET socket (`efmoam.linux.packet.OamSocket`, root or CAP_NET_RAW) at its o
 time relative to the speaker's first frame, so a live peer (our daemon or another
 implementation) can be tested against the recording.  What the peer answers is not
 read.  ``--from`` picks the speaker (``MAC``, or ``MAC@N`` for pcapng interface N); it
-may be left out when the capture has one speaker.
+may be left out when the capture has one speaker.  FILE ``-`` is standard input, copied
+to a temporary file first (`efmoam.offline.source.capture_path`).
 
 Exit status 0 when every frame was sent, 1 when the kernel refused some, 2 when the
 capture is unreadable, the speaker is not in it (or not named among several), or the
@@ -18,11 +19,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol, TextIO
+from typing import BinaryIO, Protocol, TextIO
 
 from efmoam.offline.capture import CaptureError, CaptureRecord
 from efmoam.offline.decode import ETHERNET, NotEthernetError, open_records
 from efmoam.offline.replay.report import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from efmoam.offline.source import capture_path, source_name
 from pdu.enums import SLOW_PROTOCOLS_ETHERTYPE
 
 __all__ = ["TransmitError", "run_transmit", "speakers_in", "transmit"]
@@ -111,8 +113,28 @@ def run_transmit(
     *,
     from_mac: str | None = None,
     open_sender: Callable[[str], Sender] | None = None,
+    stdin: BinaryIO | None = None,
 ) -> int:
-    """``efmoam replay FILE --to IFACE [--from MAC]``; the exit status."""
+    """``efmoam replay FILE --to IFACE [--from MAC]``; the exit status (`source` "-": `stdin`)."""
+    name = source_name(source, stdin)
+    try:
+        with capture_path(source, stdin) as path:
+            return _run_transmit(path, name, iface, out, err, from_mac, open_sender)
+    except OSError as error:  # copying standard input
+        err.write(f"efmoam replay: error: cannot read {name}: {error.strerror or error}\n")
+        return EXIT_UNREADABLE
+
+
+def _run_transmit(
+    source: str,
+    name: str,
+    iface: str,
+    out: TextIO,
+    err: TextIO,
+    from_mac: str | None,
+    open_sender: Callable[[str], Sender] | None,
+) -> int:
+    """`run_transmit` on the file `source`, named `name` in messages."""
     try:
         first = next(open_records(source), None)
         if first is not None and first.linktype != ETHERNET:
@@ -124,15 +146,14 @@ def run_transmit(
             open_sender = OamSocket
         sender = open_sender(iface)
     except (CaptureError, NotEthernetError) as error:
-        err.write(f"efmoam replay: error: {source}: {error}\n")
+        err.write(f"efmoam replay: error: {name}: {error}\n")
         return EXIT_UNREADABLE
     except TransmitError as error:
         err.write(f"efmoam replay: error: {error}\n")
         return EXIT_UNREADABLE
     except OSError as error:
-        err.write(
-            f"efmoam replay: error: {iface if error.filename is None else error.filename}: {error.strerror or error}\n"
-        )
+        where = name if error.filename == source else iface if error.filename is None else error.filename
+        err.write(f"efmoam replay: error: {where}: {error.strerror or error}\n")
         return EXIT_UNREADABLE
     out.write(f"sending the frames of {speaker} on {iface} with their original timing\n")
     out.flush()
@@ -140,7 +161,7 @@ def run_transmit(
     try:
         sent, refused, late = transmit(source, speaker, sender)
     except CaptureError as error:
-        err.write(f"efmoam replay: error: {source}: {error}\n")
+        err.write(f"efmoam replay: error: {name}: {error}\n")
         return EXIT_UNREADABLE
     except OSError as error:
         err.write(f"efmoam replay: error: {error}\n")
