@@ -22,6 +22,25 @@ auto           per counter, the first of ethtool, driver, infiniband, rtnetlink 
                rtnetlink cannot be opened) that provides it
 =============  ==========================================================================
 
+The NIC health counters (`HEALTH_COUNTERS`, issue 17; facts in nic-health.md):
+
+=============  ==========================================================================
+kind           health counters
+=============  ==========================================================================
+ethtool        fec_*: ETHTOOL_MSG_FEC_GET statistics (totals; an empty array is None)
+rtnetlink      carrier_down_count: IFLA_CARRIER_DOWN_COUNT
+sysfs          carrier_down_count: class/net/<if>/carrier_down_count
+driver         per driver (`DRIVER_COUNTERS`): mlx5 pause storm, pause / per-priority
+               pause, link_down_events_phy, rx_corrected_bits_phy; bnxt FEC, pause + PFC,
+               link_down_events; ice pause + per-priority XON/XOFF
+infiniband     ib_*: link_downed, excessive_buffer_overrun_errors, link_error_recovery,
+               local_link_integrity_errors
+file           any of them, by name
+=============  ==========================================================================
+
+ETHTOOL_MSG_PAUSE_GET statistics are not used: they count link PAUSE frames only, and
+the auto source would then prefer them to the driver's sum of PAUSE and per-priority PAUSE.
+
 A sum counts only the parts that are present; a counter none of whose parts is present
 is None.  Oversize frames (well-formed frames longer than the maximum) are never errors.
 
@@ -38,16 +57,16 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
 
 from efmoam.core.linkmon.counters import COUNTERS, CounterSample
-from efmoam.linux.ethtool import STAT_GROUP, EthtoolError, EthtoolIoctl, EthtoolNetlink
+from efmoam.linux.ethtool import FEC_STATS, STAT_GROUP, EthtoolError, EthtoolIoctl, EthtoolNetlink
 from efmoam.linux.files import COUNTER_FILE_LIMIT, BoundedYamlLoader, YamlLimitError, read_untrusted
-from efmoam.linux.netlink import NetlinkError, RtnlClient
+from efmoam.linux.netlink import CARRIER_DOWN_COUNT, NetlinkError, RtnlClient
 
 #: counter -> the raw counters whose sum it is, in one source's naming
 Recipe = Mapping[str, tuple[str, ...]]
@@ -64,33 +83,61 @@ ETHTOOL_RECIPE: Recipe = {
     ),
     "frames_received": ("FramesReceivedOK",),
     "symbol_errors": ("SymbolErrorDuringCarrier",),
+    "fec_corrected_blocks": ("FEC_GET corrected",),
+    "fec_uncorrectable_blocks": ("FEC_GET uncorrectable",),
+    "fec_corrected_bits": ("FEC_GET corrected_bits",),
 }
+#: raw name of each FEC_GET statistic in `ETHTOOL_RECIPE`
+FEC_RAW_NAMES = {name: f"FEC_GET {name}" for name in FEC_STATS.values()}
 
 NETDEV_RECIPE: Recipe = {
     "errored_frames": ("rx_crc_errors", "rx_frame_errors"),
     "frames_received": ("rx_packets",),
     "symbol_errors": (),
+    "carrier_down_count": (CARRIER_DOWN_COUNT,),
 }
+#: raw names of `NETDEV_RECIPE` that are attributes of the netdev, not ``statistics/`` files
+NETDEV_ATTRIBUTES = frozenset({CARRIER_DOWN_COUNT})
 
 #: InfiniBand PortCounters files.  symbol_error and port_rcv_errors are 16-bit and
 #: port_rcv_packets is 32-bit unless the HCA has PortCountersExtended (then 64-bit);
-#: IBA counters saturate at all-ones instead of wrapping, so a counter stuck at
-#: 65535 / 4294967295 no longer counts and its deltas are 0 from then on.
+#: link_downed and link_error_recovery are 8-bit, excessive_buffer_overrun_errors and
+#: local_link_integrity_errors 4-bit (nic-health.md 6).  IBA counters saturate at all-ones
+#: instead of wrapping, so a counter stuck at 15 / 255 / 65535 / 4294967295 no longer
+#: counts and its deltas are 0 from then on; it is reported as read, like any other.
 INFINIBAND_RECIPE: Recipe = {
     "errored_frames": ("port_rcv_errors",),
     "frames_received": ("port_rcv_packets",),
     "symbol_errors": ("symbol_error",),
+    "ib_link_downed": ("link_downed",),
+    "ib_excessive_buffer_overrun_errors": ("excessive_buffer_overrun_errors",),
+    "ib_link_error_recovery": ("link_error_recovery",),
+    "ib_local_link_integrity_errors": ("local_link_integrity_errors",),
 }
 
 _NONE: Recipe = {"errored_frames": (), "frames_received": (), "symbol_errors": ()}
 
-#: legacy ``ethtool -S`` names per driver (ETHTOOL_GDRVINFO name), from linux.md table 1.5;
-#: a driver listed with no names has none of these counters, an unlisted one is unknown
+
+def _per_priority(template: str) -> tuple[str, ...]:
+    """One driver counter name per 802.1Q priority 0..7 (``template`` has a ``{p}``)."""
+    return tuple(template.format(p=p) for p in range(8))
+
+
+#: legacy ``ethtool -S`` names per driver (ETHTOOL_GDRVINFO name), from linux.md table 1.5
+#: and, for the health counters, nic-health.md 4-5 (mlx5) and the drivers' string tables
+#: (bnxt_ethtool.c ``bnxt_port_stats_arr`` / ``bnxt_port_stats_ext_arr``, ice_ethtool.c
+#: ``ice_gstrings_pf_stats`` and its per-priority XON/XOFF names); a driver listed with no
+#: names has none of these counters, an unlisted one is unknown
 DRIVER_COUNTERS: dict[str, Recipe] = {
     "mlx5_core": {
         "errored_frames": ("rx_crc_errors_phy", "rx_undersize_pkts_phy", "rx_fragments_phy", "rx_jabbers_phy"),
         "frames_received": ("rx_packets_phy",),
         "symbol_errors": ("rx_symbol_err_phy",),
+        "fec_corrected_bits": ("rx_corrected_bits_phy",),
+        "pause_storm_events": ("tx_pause_storm_error_events",),
+        "pause_frames_received": ("rx_pause_ctrl_phy", *_per_priority("rx_prio{p}_pause")),
+        "pause_frames_sent": ("tx_pause_ctrl_phy", *_per_priority("tx_prio{p}_pause")),
+        "carrier_down_count": ("link_down_events_phy",),
     },
     "bnxt_en": {
         "errored_frames": (
@@ -98,11 +145,25 @@ DRIVER_COUNTERS: dict[str, Recipe] = {
         ),
         "frames_received": ("rx_good_frames",),
         "symbol_errors": ("rx_pcs_symbol_err",),
+        "fec_corrected_blocks": ("rx_fec_corrected_blocks",),
+        "fec_uncorrectable_blocks": ("rx_fec_uncorrectable_blocks",),
+        "fec_corrected_bits": ("rx_corrected_bits",),
+        "pause_frames_received": ("rx_pause_frames", "rx_pfc_frames"),
+        "pause_frames_sent": ("tx_pause_frames", "tx_pfc_frames"),
+        "carrier_down_count": ("link_down_events",),
     },
     "ice": {
         "errored_frames": ("rx_crc_errors.nic", "rx_undersize.nic", "rx_fragments.nic", "rx_jabber.nic"),
         "frames_received": (),
         "symbol_errors": (),  # illegal_bytes.nic counts bytes, not symbol-error events
+        "pause_frames_received": (
+            "link_xon_rx.nic", "link_xoff_rx.nic",
+            *_per_priority("rx_priority_{p}_xon.nic"), *_per_priority("rx_priority_{p}_xoff.nic"),
+        ),
+        "pause_frames_sent": (
+            "link_xon_tx.nic", "link_xoff_tx.nic",
+            *_per_priority("tx_priority_{p}_xon.nic"), *_per_priority("tx_priority_{p}_xoff.nic"),
+        ),
     },
     "i40e": {
         "errored_frames": ("port.rx_crc_errors", "port.rx_undersize", "port.rx_fragments", "port.rx_jabber"),
@@ -176,22 +237,27 @@ def describe(raw: Mapping[str, int], recipe: Recipe, prefix: str, label: Callabl
     return described
 
 
+#: more than a counter file can hold (a u64 has 20 digits): a file this long is not one
+_COUNTER_FILE_BYTES = 64
+
+
 def read_counter_file(path: Path) -> int | None:
-    """An integer sysfs attribute; None when the file is missing or unreadable."""
+    """A non-negative integer sysfs attribute; None when the file is missing, unreadable,
+    too long, or holds anything but decimal digits (and white space around them)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
     try:
-        data = os.read(fd, 64)
+        data = os.read(fd, _COUNTER_FILE_BYTES)
     except OSError:
         return None
     finally:
         os.close(fd)
-    try:
-        return int(data.strip())
-    except ValueError:
+    data = data.strip()
+    if len(data) >= _COUNTER_FILE_BYTES or not data.isdigit():
         return None
+    return int(data)
 
 
 class BaseCounterSource:
@@ -254,28 +320,59 @@ class RecipeSource(BaseCounterSource):
 
 
 class EthtoolStatsSource(RecipeSource):
-    """IEEE 802.3 / RMON standard statistics through ethtool netlink STATS_GET."""
+    """IEEE 802.3 / RMON standard statistics (STATS_GET) and FEC statistics (FEC_GET)
+    through ethtool netlink: two requests per read.
+
+    The FEC counters are the port totals; how many lanes the driver splits them into is
+    kept from the last read for `provides` ("FEC_GET corrected (4 lanes)").  A driver
+    without FEC statistics (EOPNOTSUPP: veth, virtio_net; or every statistic empty)
+    provides no FEC counter and keeps its standard ones; FEC_GET is not sent for it again
+    until the next `provides` (FEC ops are the driver's, fixed for the life of a netdev),
+    so its reads cost one request, as before.
+    """
 
     name = "ethtool"
 
     def __init__(self, client: EthtoolNetlink) -> None:
         self._client = client
+        self._lanes: dict[str, int] = {}  #: FEC raw name -> lanes, as last read
+        self._without_fec: set[str] = set()  #: interfaces whose FEC_GET was unsupported
 
     def raw(self, ifname: str) -> dict[str, int]:
-        """The standard counters the driver provides ({} on a kernel without STATS_GET)."""
+        """The standard and FEC counters the driver provides ({} on a kernel without either)."""
+        raw = self._ask(ifname, "stats", self._client.stats)
+        if ifname in self._without_fec:
+            return raw
+        fec = self._ask(ifname, "FEC stats", self._client.fec_stats)
+        if not fec:
+            self._without_fec.add(ifname)
+        self._lanes = {FEC_RAW_NAMES[name]: len(stat.lanes) for name, stat in fec.items()}
+        raw.update((FEC_RAW_NAMES[name], stat.total) for name, stat in fec.items())
+        return raw
+
+    def provides(self, ifname: str) -> dict[str, str]:
+        """Counter -> its parts; FEC_GET is asked again even if it was unsupported."""
+        self._without_fec.discard(ifname)
+        return super().provides(ifname)
+
+    @staticmethod
+    def _ask(ifname: str, what: str, request: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
         try:
-            return self._client.stats(ifname)
+            return request(ifname)
         except EthtoolError as exc:
             if exc.errno in (errno.EOPNOTSUPP, errno.EINVAL):
                 return {}
-            raise CounterError(f"ethtool netlink stats of {ifname}: {exc.strerror}") from exc
+            raise CounterError(f"ethtool netlink {what} of {ifname}: {exc.strerror}") from exc
 
     def recipe(self, ifname: str) -> Recipe:
         """`ETHTOOL_RECIPE` for every interface."""
         return ETHTOOL_RECIPE
 
     def label(self, raw_name: str) -> str:
-        """Group and name, e.g. ``eth-mac FrameCheckSequenceErrors``."""
+        """Group and name, e.g. ``eth-mac FrameCheckSequenceErrors``, ``FEC_GET corrected (2 lanes)``."""
+        lanes = self._lanes.get(raw_name)
+        if lanes is not None:
+            return f"{raw_name} ({lanes} lanes)" if lanes else raw_name
         return f"{STAT_GROUP.get(raw_name, '?')} {raw_name}"
 
     def close(self) -> None:
@@ -284,7 +381,7 @@ class EthtoolStatsSource(RecipeSource):
 
 
 class RtnetlinkSource(RecipeSource):
-    """`rtnl_link_stats64` through rtnetlink.
+    """`rtnl_link_stats64` and IFLA_CARRIER_DOWN_COUNT through rtnetlink (one message).
 
     By default each read is one RTM_GETLINK request for that interface.  With `max_age`
     > 0, reads are served from one dump of every interface taken at most `max_age`
@@ -305,15 +402,15 @@ class RtnetlinkSource(RecipeSource):
         self._snapshot, self._taken = {}, -math.inf
 
     def raw(self, ifname: str) -> dict[str, int]:
-        """IFLA_STATS64 of the interface."""
+        """IFLA_STATS64 of the interface, and its carrier-down count."""
         try:
             if self.max_age > 0:
                 now = time.monotonic()
                 if now - self._taken > self.max_age:
-                    self._snapshot, self._taken = self._client.dump_stats(), now
+                    self._snapshot, self._taken = self._client.dump_stats(with_carrier=True), now
                 if ifname in self._snapshot:
                     return self._snapshot[ifname]
-            return self._client.link_stats64(ifname)
+            return self._client.link_stats64(ifname, with_carrier=True)
         except NetlinkError as exc:
             raise CounterError(f"rtnetlink stats of {ifname}: {exc.strerror}") from exc
 
@@ -322,8 +419,12 @@ class RtnetlinkSource(RecipeSource):
         return NETDEV_RECIPE
 
     def prefix(self, ifname: str) -> str:
-        """``rtnetlink IFLA_STATS64``."""
-        return "rtnetlink IFLA_STATS64"
+        """``rtnetlink``."""
+        return "rtnetlink"
+
+    def label(self, raw_name: str) -> str:
+        """``IFLA_STATS64 <field>``, or ``IFLA_CARRIER_DOWN_COUNT``."""
+        return "IFLA_CARRIER_DOWN_COUNT" if raw_name == CARRIER_DOWN_COUNT else f"IFLA_STATS64 {raw_name}"
 
     def close(self) -> None:
         """Release the netlink socket."""
@@ -334,11 +435,12 @@ class RtnetlinkSource(RecipeSource):
 
 
 class SysfsSource(RecipeSource):
-    """`rtnl_link_stats64` from ``<sysfs_root>/class/net/<if>/statistics/*``.
+    """`rtnl_link_stats64` from ``<sysfs_root>/class/net/<if>/statistics/*``, and
+    ``class/net/<if>/carrier_down_count``.
 
-    Each file read makes the kernel collect all the statistics of the device, so this
-    costs three stats collections per read; rtnetlink needs one.  sysfs shows the network
-    namespace of whoever mounted it, not the reader's.
+    Each statistics file read makes the kernel collect all the statistics of the device,
+    so this costs three stats collections per read; rtnetlink needs one.  sysfs shows the
+    network namespace of whoever mounted it, not the reader's.
     """
 
     name = "sysfs"
@@ -352,7 +454,7 @@ class SysfsSource(RecipeSource):
         raw: dict[str, int] = {}
         for names in NETDEV_RECIPE.values():
             for name in names:
-                value = read_counter_file(directory / "statistics" / name)
+                value = read_counter_file(directory / self.label(name))
                 if value is not None:
                     raw[name] = value
         if not raw and not directory.is_dir():
@@ -364,8 +466,8 @@ class SysfsSource(RecipeSource):
         return NETDEV_RECIPE
 
     def label(self, raw_name: str) -> str:
-        """``statistics/<file>``."""
-        return f"statistics/{raw_name}"
+        """The file under ``class/net/<if>/``: ``statistics/<name>`` or ``carrier_down_count``."""
+        return raw_name if raw_name in NETDEV_ATTRIBUTES else f"statistics/{raw_name}"
 
 
 def _read_text(path: Path) -> str | None:
@@ -563,8 +665,13 @@ def _one_line(message: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+#: the largest value a counter file may give (counters are u64 in every kernel interface)
+COUNTER_MAX = 2**64 - 1
+
+
 def validate_counters(document: Any, path: Path) -> dict[str, dict[str, int | None]]:
-    """``{port: {counter: cumulative value or null}}``; CounterError for anything else."""
+    """``{port: {counter: cumulative value or null}}``, counters named as in `COUNTERS`;
+    CounterError for anything else."""
     if not isinstance(document, dict):
         raise CounterError(f"counter file {path}: expected a mapping of ports")
     ports: dict[str, dict[str, int | None]] = {}
@@ -578,6 +685,8 @@ def validate_counters(document: Any, path: Path) -> dict[str, dict[str, int | No
         for name, value in counters.items():
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise CounterError(f"counter file {path}: {port}.{name} must be a non-negative integer")
+            if value is not None and value > COUNTER_MAX:
+                raise CounterError(f"counter file {path}: {port}.{name} is larger than a 64-bit counter")
         ports[port] = dict(counters)
     return ports
 
@@ -586,7 +695,13 @@ class FileSource(BaseCounterSource):
     """Cumulative counters per port from a JSON (``.json``) or YAML file, re-read on each read.
 
     ``{"eth0": {"errored_frames": 12, "frames_received": 1000, "symbol_errors": 0}}``: a
-    missing counter (or a port missing from the file) is None.  When the file cannot be
+    missing counter (or a port missing from the file) is None.  Any name of `COUNTERS`
+    may be given: the standard three and the NIC health counters (fec_corrected_blocks,
+    fec_uncorrectable_blocks, fec_corrected_bits, pause_storm_events,
+    pause_frames_received, pause_frames_sent, carrier_down_count, ib_link_downed,
+    ib_excessive_buffer_overrun_errors, ib_link_error_recovery,
+    ib_local_link_integrity_errors); any other name, and a value that is not an integer
+    from 0 to 2**64 - 1, make the whole file invalid.  When the file cannot be
     read or is invalid, `read` raises `CounterError` carrying the values last read
     (kept until the file is good again).  The file is not trusted (`_load_document`): a
     FIFO, a device, a file over `COUNTER_FILE_LIMIT`, text that is not UTF-8, a document
@@ -635,13 +750,18 @@ class AutoSource(BaseCounterSource):
     """Per counter, the first source that provides it (decided once per interface).
 
     `reprobe` forgets the decision (call it after a link change or a driver rebind); a
-    failed read forgets it too.
+    failed read forgets it too.  `counters` limits the plan to the counters someone reads
+    (a source that feeds none of them is never read); by default every one of `COUNTERS`.
     """
 
     name = "auto"
 
-    def __init__(self, sources: Sequence[BaseCounterSource]) -> None:
+    def __init__(self, sources: Sequence[BaseCounterSource], counters: Collection[str] = COUNTERS) -> None:
+        unknown = sorted(set(counters) - set(COUNTERS))
+        if unknown:
+            raise ValueError(f"unknown counters {unknown}")
         self.sources = list(sources)
+        self.counters = frozenset(counters)
         self._plans: dict[str, dict[str, tuple[BaseCounterSource, str]]] = {}
 
     def plan(self, ifname: str) -> dict[str, tuple[BaseCounterSource, str]]:
@@ -650,10 +770,11 @@ class AutoSource(BaseCounterSource):
             return self._plans[ifname]
         plan: dict[str, tuple[BaseCounterSource, str]] = {}
         for source in self.sources:
-            if len(plan) == len(COUNTERS):
+            if len(plan) == len(self.counters):
                 break
             for counter, description in source.provides(ifname).items():
-                plan.setdefault(counter, (source, description))
+                if counter in self.counters:
+                    plan.setdefault(counter, (source, description))
         if plan:  # an interface nothing can read may appear later: probe again then
             self._plans[ifname] = plan
         return plan
@@ -702,7 +823,7 @@ def _open_ethtool() -> EthtoolStatsSource:
         raise CounterError(f"ethtool netlink is not available: {exc}") from exc
 
 
-def _open_auto(sysfs_root: Path) -> AutoSource:
+def _open_auto(sysfs_root: Path, counters: Collection[str]) -> AutoSource:
     sources: list[BaseCounterSource] = []
     with contextlib.suppress(CounterError):  # a kernel without ethtool netlink: the others still work
         sources.append(_open_ethtool())
@@ -711,23 +832,28 @@ def _open_auto(sysfs_root: Path) -> AutoSource:
         sources.append(RtnetlinkSource(RtnlClient()))
     except OSError:
         sources.append(SysfsSource(sysfs_root))
-    return AutoSource(sources)
+    return AutoSource(sources, counters)
 
 
 def open_counter_source(
-    kind: str, *, sysfs_root: Path = Path("/sys"), counter_file: Path | None = None
+    kind: str,
+    *,
+    sysfs_root: Path = Path("/sys"),
+    counter_file: Path | None = None,
+    counters: Collection[str] = COUNTERS,
 ) -> BaseCounterSource:
     """The counter source called `kind` (one of `KINDS`), its sockets opened now.
 
-    ValueError for an unknown kind or "file" without `counter_file`; CounterError when
-    the kernel lacks what the source needs (ethtool netlink).
+    `counters` (auto only): the counters the plan is made for (see `AutoSource`).
+    ValueError for an unknown kind or counter, or "file" without `counter_file`;
+    CounterError when the kernel lacks what the source needs (ethtool netlink).
     """
     if kind == "file":
         if counter_file is None:
             raise ValueError('the "file" counter source needs a counter file')
         return FileSource(counter_file)
     openers: dict[str, Callable[[], BaseCounterSource]] = {
-        "auto": lambda: _open_auto(sysfs_root),
+        "auto": lambda: _open_auto(sysfs_root, counters),
         "ethtool": _open_ethtool,
         "rtnetlink": lambda: RtnetlinkSource(RtnlClient()),
         "sysfs": lambda: SysfsSource(sysfs_root),

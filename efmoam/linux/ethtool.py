@@ -5,8 +5,10 @@ Two ways in:
 * `EthtoolNetlink` speaks the ethtool generic-netlink family: `stats()` sends
   ETHTOOL_MSG_STATS_GET for the IEEE 802.3 / RMON standard groups and returns the
   counters the driver filled in (the kernel omits a counter the driver did not set, so a
-  missing name means "not provided", never zero); `link_mode()` (speed and duplex)
-  uses ETHTOOL_MSG_LINKMODES_GET.
+  missing name means "not provided", never zero); `fec_stats()` sends ETHTOOL_MSG_FEC_GET
+  with ETHTOOL_FLAG_STATS for the FEC counters (total and per lane; an empty array
+  means "not provided", nic-health.md 1); `link_mode()` (speed and duplex) uses
+  ETHTOOL_MSG_LINKMODES_GET.
 * `EthtoolIoctl` uses the legacy SIOCETHTOOL ioctl: the driver name (GDRVINFO), the
   driver-specific ``ethtool -S`` counters (GSSET_INFO + GSTRINGS + GSTATS) and the link
   speed and duplex (GLINKSETTINGS, then GSET).
@@ -50,10 +52,12 @@ _GENLMSGHDR = struct.Struct("=BBH")  # cmd, version, reserved
 
 # ethtool netlink (include/uapi/linux/ethtool_netlink.h)
 ETHTOOL_MSG_LINKMODES_GET = 4
+ETHTOOL_MSG_FEC_GET = 29
 ETHTOOL_MSG_STATS_GET = 32
 ETHTOOL_A_HEADER_DEV_NAME = 2
 ETHTOOL_A_HEADER_FLAGS = 3
 ETHTOOL_FLAG_COMPACT_BITSETS = 1 << 0
+ETHTOOL_FLAG_STATS = 1 << 2
 ETHTOOL_A_BITSET_NOMASK = 1
 ETHTOOL_A_BITSET_SIZE = 2
 ETHTOOL_A_BITSET_VALUE = 4
@@ -68,6 +72,17 @@ ETHTOOL_A_STATS_GRP_HIST_TX = 6
 ETHTOOL_A_LINKMODES_HEADER = 1
 ETHTOOL_A_LINKMODES_SPEED = 5
 ETHTOOL_A_LINKMODES_DUPLEX = 6
+ETHTOOL_A_FEC_HEADER = 1
+ETHTOOL_A_FEC_STATS = 5
+ETHTOOL_A_FEC_STAT_CORRECTED = 2
+ETHTOOL_A_FEC_STAT_UNCORR = 3
+ETHTOOL_A_FEC_STAT_CORR_BITS = 4
+#: FEC statistics attribute -> name (PAD 1 and the histogram 5 are not counters)
+FEC_STATS = {
+    ETHTOOL_A_FEC_STAT_CORRECTED: "corrected",
+    ETHTOOL_A_FEC_STAT_UNCORR: "uncorrectable",
+    ETHTOOL_A_FEC_STAT_CORR_BITS: "corrected_bits",
+}
 SPEED_UNKNOWN = 0xFFFFFFFF
 DUPLEX_HALF, DUPLEX_FULL = 0, 1  #: anything else: unknown (DUPLEX_UNKNOWN 0xff)
 
@@ -123,6 +138,13 @@ class EthtoolError(OSError):
 def speed_or_none(speed: int) -> int | None:
     """Mb/s, or None for SPEED_UNKNOWN (-1 / 0xFFFFFFFF) and 0."""
     return None if speed in (0, SPEED_UNKNOWN, -1) else speed
+
+
+class FecStat(NamedTuple):
+    """One FEC counter: the port total and, when the driver splits it, the value per lane."""
+
+    total: int
+    lanes: tuple[int, ...] = ()
 
 
 class LinkMode(NamedTuple):
@@ -205,6 +227,24 @@ def _parse_group(group: bytes) -> dict[str, int]:
     return counters
 
 
+def parse_fec_reply(payload: bytes) -> dict[str, FecStat]:
+    """{name in `FEC_STATS`: FecStat} of a FEC_GET reply (payload after the genlmsghdr).
+
+    Each statistic is an array of u64: element 0 the total, then one per lane.  An empty
+    array (the driver did not set the statistic) and an array that is not whole u64s
+    (garbage) are left out: "not provided", never zero.
+    """
+    nest = parse_attrs(payload, wanted=frozenset({ETHTOOL_A_FEC_STATS})).get(ETHTOOL_A_FEC_STATS)
+    stats: dict[str, FecStat] = {}
+    for attr_type, value in iter_attrs(nest or b""):
+        name = FEC_STATS.get(attr_type)
+        if name is None or not value or len(value) % 8:
+            continue
+        values = struct.unpack(f"={len(value) // 8}Q", value)
+        stats[name] = FecStat(values[0], values[1:])
+    return stats
+
+
 class EthtoolNetlink:
     """Requests to the ethtool generic-netlink family (kernel >= 5.6; STATS_GET >= 5.13)."""
 
@@ -238,6 +278,22 @@ class EthtoolNetlink:
             counters.update(parse_stats_reply(message.payload[_GENLMSGHDR.size :]))
         return counters
 
+    def fec_stats(self, ifname: str) -> dict[str, FecStat]:
+        """The FEC counters `ifname`'s driver provides (FEC_GET with statistics), by name.
+
+        EthtoolError EOPNOTSUPP for a driver without FEC (veth, virtio_net) or a kernel
+        without FEC statistics.
+        """
+        header = pack_nested(
+            ETHTOOL_A_FEC_HEADER,
+            pack_string(ETHTOOL_A_HEADER_DEV_NAME, ifname),
+            pack_u32(ETHTOOL_A_HEADER_FLAGS, ETHTOOL_FLAG_STATS | ETHTOOL_FLAG_COMPACT_BITSETS),
+        )
+        stats: dict[str, FecStat] = {}
+        for message in self._request(genl_payload(ETHTOOL_MSG_FEC_GET, header), ifname, ack=False):
+            stats.update(parse_fec_reply(message.payload[_GENLMSGHDR.size :]))
+        return stats
+
     def link_mode(self, ifname: str) -> LinkMode:
         """Link speed and duplex (LINKMODES_GET); unknown to the driver: None."""
         try:
@@ -261,9 +317,9 @@ class EthtoolNetlink:
                 return LinkMode.of(speed, duplex)
         return LinkMode()
 
-    def _request(self, payload: bytes, ifname: str) -> list[Message]:
+    def _request(self, payload: bytes, ifname: str, *, ack: bool = True) -> list[Message]:
         try:
-            return self._sock.request(self.family, payload)
+            return self._sock.request(self.family, payload, ack=ack)
         except NetlinkError as exc:
             raise EthtoolError(exc.errno, f"{ifname}: {exc.strerror}") from exc
 

@@ -10,9 +10,9 @@ A netlink socket belongs to the network namespace of the thread that created it,
 client made inside a namespace (see ``tests/linux/netns.in_netns``) keeps talking to that
 namespace from any thread.
 
-Entry points: `RtnlClient` (`dump_links`, `get_link`, `link_stats64`, `dump_stats`), the
-module functions of the same names that use a throw-away client, and `LinkMonitor`, which
-follows RTMGRP_LINK notifications for a selector.
+Entry points: `RtnlClient` (`dump_links`, `get_link`, `link_stats64` and `dump_stats`, with
+the link's carrier-down count on request), the module functions of the same names that use a
+throw-away client, and `LinkMonitor`, which follows RTMGRP_LINK notifications for a selector.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ IFLA_LINKINFO = 18
 IFLA_INFO_KIND = 1
 IFLA_STATS64 = 23
 IFLA_EXT_MASK = 29
+IFLA_CARRIER_DOWN_COUNT = 48
 IFLA_STATS_LINK_64 = 1
 RTEXT_FILTER_SKIP_STATS = 1 << 3
 
@@ -356,6 +357,10 @@ class Link:
 
 _LINK_ATTRS = frozenset({IFLA_IFNAME, IFLA_ADDRESS, IFLA_OPERSTATE, IFLA_LINKINFO, IFLA_MTU})
 _STATS_ATTRS = frozenset({IFLA_IFNAME, IFLA_STATS64})
+# the kernel puts IFLA_CARRIER_DOWN_COUNT before IFLA_STATS64: asking for it walks no further
+_STATS_CARRIER_ATTRS = _STATS_ATTRS | {IFLA_CARRIER_DOWN_COUNT}
+#: the key `RtnlClient.link_stats64(..., with_carrier=True)` adds for IFLA_CARRIER_DOWN_COUNT
+CARRIER_DOWN_COUNT = "carrier_down_count"
 
 
 def parse_link(payload: bytes) -> tuple[int, Link] | None:
@@ -432,19 +437,23 @@ class RtnlClient:
             raise NetlinkError(errno.ENODEV, f"no link in the reply for {ifname}")
         return links[0][1]
 
-    def link_stats64(self, ifname: str) -> dict[str, int]:
-        """IFLA_STATS64 of one interface (NetlinkError ENODEV when there is none)."""
+    def link_stats64(self, ifname: str, *, with_carrier: bool = False) -> dict[str, int]:
+        """IFLA_STATS64 of one interface (NetlinkError ENODEV when there is none).
+
+        `with_carrier` adds `CARRIER_DOWN_COUNT` (IFLA_CARRIER_DOWN_COUNT, kernel >= 4.16)
+        when the kernel sends it.
+        """
         for message in self._sock.request(RTM_GETLINK, self._by_name(ifname), ack=False):
-            stats = self._stats_of_link(message)
+            stats = self._stats_of_link(message, with_carrier)
             if stats is not None:
                 return stats[1]
         raise NetlinkError(errno.ENODATA, f"no IFLA_STATS64 for {ifname}")
 
-    def dump_stats(self) -> dict[str, dict[str, int]]:
-        """IFLA_STATS64 of every interface, by name, in one RTM_GETLINK dump."""
+    def dump_stats(self, *, with_carrier: bool = False) -> dict[str, dict[str, int]]:
+        """IFLA_STATS64 of every interface, by name, in one RTM_GETLINK dump (`with_carrier`: as above)."""
         stats: dict[str, dict[str, int]] = {}
         for message in self._sock.dump(RTM_GETLINK, _ifinfomsg()):
-            entry = self._stats_of_link(message)
+            entry = self._stats_of_link(message, with_carrier)
             if entry is not None:
                 stats[entry[0]] = entry[1]
         return stats
@@ -475,14 +484,19 @@ class RtnlClient:
                     yield parsed
 
     @staticmethod
-    def _stats_of_link(message: Message) -> tuple[str, dict[str, int]] | None:
+    def _stats_of_link(message: Message, with_carrier: bool = False) -> tuple[str, dict[str, int]] | None:
         if message.type != RTM_NEWLINK or len(message.payload) < _IFINFOMSG.size:
             return None
-        attributes = parse_attrs(message.payload, _IFINFOMSG.size, _STATS_ATTRS)
+        wanted = _STATS_CARRIER_ATTRS if with_carrier else _STATS_ATTRS
+        attributes = parse_attrs(message.payload, _IFINFOMSG.size, wanted)
         name = attr_str(attributes.get(IFLA_IFNAME))
         stats = parse_stats64(attributes.get(IFLA_STATS64))
         if name is None or stats is None:
             return None
+        if with_carrier:
+            carrier_down = attr_uint(attributes.get(IFLA_CARRIER_DOWN_COUNT), 4)
+            if carrier_down is not None:
+                stats[CARRIER_DOWN_COUNT] = carrier_down
         return name, stats
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from efmoam.core.linkmon.counters import STANDARD_COUNTERS, CounterDeltas, CounterSample
+from efmoam.core.linkmon.counters import COUNTERS, STANDARD_COUNTERS, CounterDeltas, CounterSample
 from efmoam.linux.counters import (
     DRIVER_COUNTERS,
     AutoSource,
@@ -29,7 +29,7 @@ from efmoam.linux.counters import (
     find_infiniband_port,
     open_counter_source,
 )
-from efmoam.linux.ethtool import EthtoolError
+from efmoam.linux.ethtool import EthtoolError, FecStat
 from efmoam.linux.netlink import NetlinkError, RtnlClient
 from tests.linux.netns import in_netns, needs_root, veth_pair
 
@@ -42,10 +42,13 @@ SYSFS = Path(__file__).parent / "fixtures" / "sysfs"
 def test_sysfs_source_sums_crc_and_alignment_errors() -> None:
     source = open_counter_source("sysfs", sysfs_root=SYSFS)
     assert source.name == "sysfs"
-    assert source.read("eth0") == CounterSample(errored_frames=5, frames_received=1000, symbol_errors=None)
+    assert source.read("eth0") == CounterSample(
+        errored_frames=5, frames_received=1000, symbol_errors=None, carrier_down_count=4
+    )
     assert source.provides("eth0") == {
         "errored_frames": "sysfs statistics/rx_crc_errors + statistics/rx_frame_errors",
         "frames_received": "sysfs statistics/rx_packets",
+        "carrier_down_count": "sysfs carrier_down_count",
     }
 
 
@@ -74,17 +77,18 @@ def test_a_counter_going_backwards_is_reported_raw(tmp_path: Path) -> None:
     (root / "class/net/eth0/statistics/rx_crc_errors").write_text("1\n")  # driver reset
     (root / "class/net/eth0/statistics/rx_packets").write_text("1010\n")
     sample = source.read("eth0")
-    assert sample == CounterSample(errored_frames=3, frames_received=1010)  # 1 + 2, as read
+    assert sample == CounterSample(errored_frames=3, frames_received=1010, carrier_down_count=4)  # 1 + 2, as read
     result = deltas.update(sample)  # the core takes a decrease as a reset: the new value is the delta
-    by_name = result if isinstance(result, dict) else dict(zip(STANDARD_COUNTERS, result, strict=True))
-    assert by_name == {"errored_frames": 3, "frames_received": 10, "symbol_errors": None}
+    by_name = dict(zip(COUNTERS, result, strict=True))
+    standard = {name: by_name[name] for name in STANDARD_COUNTERS}
+    assert standard == {"errored_frames": 3, "frames_received": 10, "symbol_errors": None}
 
 
 def test_garbage_in_a_counter_file_is_none(tmp_path: Path) -> None:
     root = tmp_path / "sys"
     shutil.copytree(SYSFS, root)
     (root / "class/net/eth0/statistics/rx_packets").write_text("not a number\n")
-    assert SysfsSource(root).read("eth0") == CounterSample(errored_frames=5, frames_received=None)
+    assert SysfsSource(root).read("eth0") == CounterSample(errored_frames=5, frames_received=None, carrier_down_count=4)
 
 
 # --------------------------------------------------------------------------- infiniband fixtures
@@ -100,12 +104,25 @@ def test_infiniband_port_lookup() -> None:
 
 def test_infiniband_counters() -> None:
     source = open_counter_source("infiniband", sysfs_root=SYSFS)
-    # port_rcv_packets is saturated at 2**32 - 1: reported as read
-    assert source.read("ib0") == CounterSample(errored_frames=4, frames_received=4294967295, symbol_errors=12)
+    # port_rcv_packets (32 bits), excessive_buffer_overrun_errors (4) and link_error_recovery (8)
+    # are saturated at all-ones: reported as read
+    assert source.read("ib0") == CounterSample(
+        errored_frames=4,
+        frames_received=4294967295,
+        symbol_errors=12,
+        ib_link_downed=3,
+        ib_excessive_buffer_overrun_errors=15,
+        ib_link_error_recovery=255,
+        ib_local_link_integrity_errors=1,
+    )
     assert source.provides("ib0") == {
         "errored_frames": "infiniband mlx5_0 port 1 port_rcv_errors",
         "frames_received": "infiniband mlx5_0 port 1 port_rcv_packets",
         "symbol_errors": "infiniband mlx5_0 port 1 symbol_error",
+        "ib_link_downed": "infiniband mlx5_0 port 1 link_downed",
+        "ib_excessive_buffer_overrun_errors": "infiniband mlx5_0 port 1 excessive_buffer_overrun_errors",
+        "ib_link_error_recovery": "infiniband mlx5_0 port 1 link_error_recovery",
+        "ib_local_link_integrity_errors": "infiniband mlx5_0 port 1 local_link_integrity_errors",
     }
     assert source.read("dual1") == CounterSample(errored_frames=20, frames_received=2000, symbol_errors=200)
     assert source.read("roce1") == CounterSample(errored_frames=1, frames_received=None, symbol_errors=0)
@@ -222,14 +239,25 @@ def test_open_counter_source_refuses_unknown_kinds() -> None:
 # --------------------------------------------------------------------------- netlink/ioctl sources, faked
 
 
+NO_FEC = EthtoolError(errno.EOPNOTSUPP, "no FEC")
+
+
 class FakeEthtool:
-    def __init__(self, stats: dict[str, int] | EthtoolError) -> None:
+    def __init__(self, stats: dict[str, int] | EthtoolError, fec: dict[str, FecStat] | EthtoolError = NO_FEC) -> None:
         self.result = stats
+        self.fec = fec
+        self.fec_requests = 0
 
     def stats(self, ifname: str) -> dict[str, int]:
         if isinstance(self.result, EthtoolError):
             raise self.result
         return dict(self.result)
+
+    def fec_stats(self, ifname: str) -> dict[str, FecStat]:
+        self.fec_requests += 1
+        if isinstance(self.fec, EthtoolError):
+            raise self.fec
+        return dict(self.fec)
 
     def close(self) -> None:
         pass
@@ -268,11 +296,11 @@ class FakeRtnl:
         self.dumps = 0
         self.requests = 0
 
-    def dump_stats(self) -> dict[str, dict[str, int]]:
+    def dump_stats(self, *, with_carrier: bool = False) -> dict[str, dict[str, int]]:
         self.dumps += 1
         return {name: dict(values) for name, values in self.stats.items()}
 
-    def link_stats64(self, ifname: str) -> dict[str, int]:
+    def link_stats64(self, ifname: str, *, with_carrier: bool = False) -> dict[str, int]:
         self.requests += 1
         if ifname not in self.stats:
             raise NetlinkError(errno.ENODEV, "No such device")
@@ -428,8 +456,9 @@ def test_auto_on_veth_uses_rtnetlink_and_has_no_symbol_errors() -> None:
     with veth_pair() as (ns_a, _), in_netns(ns_a, lambda: open_counter_source("auto")) as auto:
         provides = auto.provides("veth0")
         assert provides == {
-            "errored_frames": "rtnetlink IFLA_STATS64 rx_crc_errors + rx_frame_errors",
+            "errored_frames": "rtnetlink IFLA_STATS64 rx_crc_errors + IFLA_STATS64 rx_frame_errors",
             "frames_received": "rtnetlink IFLA_STATS64 rx_packets",
+            "carrier_down_count": "rtnetlink IFLA_CARRIER_DOWN_COUNT",
         }
         sample = auto.read("veth0")
         with in_netns(ns_a, RtnlClient) as client:
@@ -466,5 +495,7 @@ def test_sysfs_and_rtnetlink_sources_agree_on_veth() -> None:
             else:
                 pytest.fail("sysfs and rtnetlink never agreed")
             assert (
-                sysfs.provides("veth0").keys() == rtnl.provides("veth0").keys() == {"errored_frames", "frames_received"}
+                sysfs.provides("veth0").keys()
+                == rtnl.provides("veth0").keys()
+                == {"errored_frames", "frames_received", "carrier_down_count"}
             )
