@@ -21,6 +21,14 @@ Sources (no vendor format is guessed):
   Other opcodes are not decoded.  Descriptor names: Wireshark's table, in part.
 * CTC OAMPDU: after the OUI one extended opcode octet (``ctc_oam.h``,
   ``CTC_EXTOAM_OPCODE_*``); the rest is raw.
+* CTC extended Information TLV (an Organization Specific TLV in an Information OAMPDU
+  only; ``ctc_oam.h``: ``CTC_INFO_OAM_MIN`` "Type(1) + Length(1) + OUI(3) +
+  ExtSupport(1) + Version(1)", ``CTC_INFO_OAM_VERITEM_LEN`` "OUI(3) + Version(1)" and
+  ``ctc_infoOam_t``): after the OUI the Extended Support octet, the Version octet, then
+  the supported versions, 4 octets each (an OUI, a version).  The octets' values are not
+  named (no public source does); a version is shown in hex, as Realtek's ``ctc_oam.c``
+  lists them (``0x20``, "Ver 2.0").  An Organization Specific TLV in any other OAMPDU is not decoded: the
+  OAMPDU's code is part of what `decode_tlv` is given.
 * Cisco, Nokia: named only; their payloads are not documented.
 
 Design choices: decoders return JSON-ready dicts (`decode_pdu`), every variable with the
@@ -37,7 +45,10 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CISCO", "CTC", "DPOE", "MIN_WIRE_VALUE", "NOKIA", "decode_pdu", "name"]
+from pdu.enums import Code
+from pdu.model import format_oui
+
+__all__ = ["CISCO", "CTC", "DPOE", "MIN_WIRE_VALUE", "NOKIA", "decode_pdu", "decode_tlv", "name"]
 
 CISCO = 0x00000C
 DPOE = 0x001000
@@ -161,6 +172,41 @@ def decode_pdu(oui: int, value: bytes, zeros: int = 0) -> JsonObject | None:
     if oui == CTC:
         return _decode_opcode_only(_Reader(value, zeros), _CTC_OPCODES)
     return None
+
+
+def decode_tlv(oui: int, value: bytes, pdu_code: int | None) -> JsonObject | None:
+    """The public part of an Organization Specific TLV's *value* (after the OUI).
+
+    *pdu_code* is the code of the OAMPDU the TLV sits in (`pdu.enums.Code`; None when not
+    known): the same OUI may mean another layout in another OAMPDU.
+
+    None when nothing of this TLV is documented.  The CTC extended Information TLV gives
+    ``support`` and ``version`` (ints, null when cut off), ``versions`` (list of {``oui``
+    ("11:11:11"), ``oui_name``, ``version`` (int)}), ``rest`` (hex of the octets after the
+    last whole version entry) and ``truncated`` (bool: the value ended inside a field).
+    """
+    if oui == CTC and pdu_code == Code.INFORMATION:
+        return _decode_ctc_information(value)
+    return None
+
+
+def _decode_ctc_information(value: bytes) -> JsonObject:
+    whole = max(len(value) - 2, 0) // 4 * 4  #: octets of whole version entries
+    versions = [_ctc_version(value[at : at + 4]) for at in range(2, 2 + whole, 4)]
+    rest = value[2 + whole :]
+    return {
+        "support": value[0] if len(value) > 0 else None,
+        "version": value[1] if len(value) > 1 else None,
+        "versions": versions,
+        "rest": rest.hex(),
+        "truncated": len(value) < 2 or bool(rest),
+    }
+
+
+def _ctc_version(entry: bytes) -> JsonObject:
+    """One supported version of the CTC Information TLV: an OUI, a version octet."""
+    oui = int.from_bytes(entry[:3], "big")
+    return {"oui": format_oui(oui), "oui_name": _NAMES.get(oui), "version": entry[3]}
 
 
 class _Reader:

@@ -32,7 +32,11 @@ Plain text (one line per OAMPDU, columns separated by two spaces)
     whose payload is public (`pdu.oui`) shows it decoded instead of ``value=``:
     ``opcode=get_response(0x02)``, one ``var(d7/0002 "DPoE ONU ID" value=HEX)`` (or
     ``code=0x80 "No Error"``, or neither for a descriptor) per variable, then
-    ``truncated`` and ``rest=HEX`` when they apply.  A malformed
+    ``truncated`` and ``rest=HEX`` when they apply.  The CTC extended Information TLV (in
+    an Information OAMPDU only) shows its fields instead of ``value=``:
+    ``organization_specific(oui=11:11:11(CTC) support=0x01 version=0x20
+    versions=11:11:11/0x01,11:11:11/0x20)``, then ``truncated`` and ``rest=HEX`` when
+    they apply.  A malformed
     OAMPDU gives ``FRAME  TIME  SRC  MALFORMED reason (octet N: detail)``.  A summary
     line goes to standard error: OAMPDUs decoded (per code), malformed, non-OAM frames
     skipped (and non-Ethernet records skipped, if any).
@@ -71,7 +75,10 @@ JSON (``--json``: one object per line, compact, keys in this order)
     * link events: ``timestamp``, ``window``, ``threshold``, ``errors``,
       ``error_running_total``, ``event_running_total`` (ints)
     * organization_specific: ``oui`` ("00:11:22"), ``oui_name`` (string or null),
-      ``value`` (hex string)
+      ``value`` (hex string, always the raw octets), ``decoded`` (null, or what
+      `pdu.oui.decode_tlv` reads of the value given the OAMPDU's code: for CTC in an
+      Information OAMPDU ``support``, ``version``, ``versions`` (list of {``oui``,
+      ``oui_name``, ``version``}), ``rest``, ``truncated``)
     * unknown: ``value`` (hex string)
 
     OUIs are always "00:11:22" strings (`pdu.format_oui`), octet strings always
@@ -124,7 +131,7 @@ from pdu import (
     format_oui,
 )
 from pdu.enums import FLAG_NAMES, OAM_CONFIG_NAMES, SLOW_PROTOCOLS_ETHERTYPE
-from pdu.oui import decode_pdu as decode_org_pdu, name as oui_name
+from pdu.oui import decode_pdu as decode_org_pdu, decode_tlv as decode_org_tlv, name as oui_name
 
 __all__ = [
     "ETHERNET",
@@ -305,6 +312,19 @@ def _org_decoded() -> _Field:
     return _Field("decoded", value, "%s", text)
 
 
+def _org_tlv_decoded(pdu_code: int | None) -> _Field:
+    """What `pdu.oui.decode_tlv` reads of an Organization Specific TLV in an OAMPDU of *pdu_code*."""
+
+    def value(tlv: OrgSpecificTlv) -> JsonObject | None:
+        return decode_org_tlv(tlv.oui, tlv.value, pdu_code)
+
+    def text(tlv: OrgSpecificTlv) -> str:
+        decoded = value(tlv)
+        return "null" if decoded is None else _dumps(decoded)
+
+    return _Field("decoded", value, "%s", text)
+
+
 def _names(key: str, bits: _BitNames, attribute: str) -> _Field:
     """The names of the bits set in a flags attribute."""
     get = attrgetter(attribute)
@@ -322,15 +342,17 @@ def _any(key: str, get: Callable[[Any], Any]) -> _Field:
     return _Field(key, get, "%s", lambda obj: _dumps(get(obj)))
 
 
-def _objects(key: str, attribute: str) -> _Field:
-    """A tuple of model objects, each by its own schema."""
+def _objects(key: str, attribute: str, pdu_code: int | None = None) -> _Field:
+    """A tuple of model objects, each by its own schema (TLVs: as in an OAMPDU of *pdu_code*)."""
     get = attrgetter(attribute)
 
     def value(obj: Any) -> list[JsonObject]:
-        return [_SCHEMAS[type(item)].to_dict(item) for item in get(obj)]
+        schemas = _SCHEMAS_IN[pdu_code]
+        return [schemas[type(item)].to_dict(item) for item in get(obj)]
 
     def text(obj: Any) -> str:
-        return "[" + ",".join([_TO_JSON[type(item)](item) for item in get(obj)]) + "]"
+        to_json = _TO_JSON_IN[pdu_code]
+        return "[" + ",".join([to_json[type(item)](item) for item in get(obj)]) + "]"
 
     return _Field(key, value, "%s", text)
 
@@ -373,6 +395,18 @@ def _kind(kinds: dict[int, str]) -> _Field:
     return _text("kind", lambda tlv: kinds.get(tlv.type, _UNKNOWN_KIND))
 
 
+def _org_tlv_schema(pdu_code: int | None) -> _Schema:
+    """An Organization Specific TLV's schema: its ``decoded`` depends on the OAMPDU's code."""
+    return _Schema(
+        _Field("type", lambda _: 0xFE, "%d", lambda _: 0xFE),
+        _text("kind", lambda _: _ORG_KIND),
+        _oui(),
+        _oui_name(),
+        _hex("value", "value"),
+        _org_tlv_decoded(pdu_code),
+    )
+
+
 _TLV_SCHEMAS: dict[type, _Schema] = {
     InfoTlv: _Schema(
         _int("type"),
@@ -399,13 +433,7 @@ _TLV_SCHEMAS: dict[type, _Schema] = {
         _int("error_running_total"),
         _int("event_running_total"),
     ),
-    OrgSpecificTlv: _Schema(
-        _Field("type", lambda _: 0xFE, "%d", lambda _: 0xFE),
-        _text("kind", lambda _: _ORG_KIND),
-        _oui(),
-        _oui_name(),
-        _hex("value", "value"),
-    ),
+    OrgSpecificTlv: _org_tlv_schema(None),
     UnknownTlv: _Schema(_int("type"), _text("kind", lambda _: _UNKNOWN_KIND), _hex("value", "value")),
 }
 
@@ -432,8 +460,8 @@ _SCHEMAS: dict[type, _Schema] = {
         ),
         _any("indication", attrgetter("indication")),
     ),
-    Information: _Schema(*_HEADER, _objects("tlvs", "tlvs")),
-    EventNotification: _Schema(*_HEADER, _int("sequence"), _objects("tlvs", "tlvs")),
+    Information: _Schema(*_HEADER, _objects("tlvs", "tlvs", Code.INFORMATION)),
+    EventNotification: _Schema(*_HEADER, _int("sequence"), _objects("tlvs", "tlvs", Code.EVENT_NOTIFICATION)),
     VariableRequest: _Schema(*_HEADER, _objects("descriptors", "descriptors")),
     VariableResponse: _Schema(*_HEADER, _objects("containers", "containers")),
     LoopbackControl: _Schema(
@@ -452,12 +480,24 @@ _SCHEMAS: dict[type, _Schema] = {
 }
 
 
-_TO_JSON = {cls: schema.to_json for cls, schema in _SCHEMAS.items()}
+#: the schemas as in an OAMPDU of a code (None: not known), which an Organization Specific
+#: TLV's ``decoded`` depends on
+_SCHEMAS_IN: dict[int | None, dict[type, _Schema]] = {
+    pdu_code: {**_SCHEMAS, OrgSpecificTlv: _org_tlv_schema(pdu_code)} for pdu_code in (None, *map(int, Code))
+}
+_TO_JSON_IN = {
+    pdu_code: {cls: schema.to_json for cls, schema in schemas.items()} for pdu_code, schemas in _SCHEMAS_IN.items()
+}
 
 
-def tlv_to_dict(tlv: InfoTlv | LinkEventTlv | OrgSpecificTlv | UnknownTlv) -> JsonObject:
-    """The JSON object of one TLV (see the module docstring for the keys)."""
-    return _TLV_SCHEMAS[type(tlv)].to_dict(tlv)
+def tlv_to_dict(tlv: InfoTlv | LinkEventTlv | OrgSpecificTlv | UnknownTlv, pdu_code: int | None = None) -> JsonObject:
+    """The JSON object of one TLV (see the module docstring for the keys).
+
+    *pdu_code* is the code of the OAMPDU the TLV sits in (`pdu.enums.Code`, None when not
+    known): an Organization Specific TLV is decoded only where its layout is public for it.
+    """
+    schemas = _SCHEMAS_IN.get(pdu_code, _SCHEMAS_IN[None])
+    return schemas[type(tlv)].to_dict(tlv)
 
 
 def pdu_to_dict(pdu: Oampdu) -> JsonObject:
@@ -523,7 +563,10 @@ def _tlv_text(tlv: JsonObject) -> str:
     if "timestamp" in tlv:
         return _event_tlv_text(tlv)
     if "oui" in tlv:
-        return f"{tlv['kind']}({_oui_text(tlv)} value={tlv['value'] or '-'})"
+        decoded = tlv["decoded"]
+        if decoded is None:
+            return f"{tlv['kind']}({_oui_text(tlv)} value={tlv['value'] or '-'})"
+        return f"{tlv['kind']}({' '.join([_oui_text(tlv), *_org_tlv_decoded_text(decoded)])})"
     return f"{tlv['kind']}(type={tlv['type']:#04x} value={tlv['value'] or '-'})"
 
 
@@ -569,6 +612,21 @@ def _org_decoded_text(decoded: JsonObject) -> list[str]:
         if var["code"] is not None:
             text += f' code={var["code"]:#04x} "{var["code_name"]}"'
         parts.append(text + ")")
+    if decoded["truncated"]:
+        parts.append("truncated")
+    if decoded["rest"]:
+        parts.append(f"rest={decoded['rest']}")
+    return parts
+
+
+def _org_tlv_decoded_text(decoded: JsonObject) -> list[str]:
+    """The fields of a decoded Organization Specific TLV (`pdu.oui.decode_tlv`: CTC Information)."""
+
+    def octet(value: int | None) -> str:
+        return "-" if value is None else f"{value:#04x}"
+
+    versions = ",".join(f"{v['oui']}/{octet(v['version'])}" for v in decoded["versions"]) or "-"
+    parts = [f"support={octet(decoded['support'])}", f"version={octet(decoded['version'])}", f"versions={versions}"]
     if decoded["truncated"]:
         parts.append("truncated")
     if decoded["rest"]:

@@ -81,7 +81,14 @@ def test_org_specific_tlv_and_unknown_tlv() -> None:
     pdu = Information(SRC, 0, (OrgSpecificTlv(0x00A0C9, b"\x01\x02"), UnknownTlv(0x05, b"\xff")))
     obj = pdu_to_dict(decode(encode(pdu)))
     assert obj["tlvs"] == [
-        {"type": 0xFE, "kind": "organization_specific", "oui": "00:a0:c9", "oui_name": None, "value": "0102"},
+        {
+            "type": 0xFE,
+            "kind": "organization_specific",
+            "oui": "00:a0:c9",
+            "oui_name": None,
+            "value": "0102",
+            "decoded": None,
+        },
         {"type": 5, "kind": "unknown", "value": "ff"},
     ]
     assert obj["flag_names"] == []

@@ -95,9 +95,10 @@ def test_organization_specific_tlvs_are_named() -> None:
     info = Information(SRC, STABLE, (OrgSpecificTlv(CTC, b"\x01\x20"), OrgSpecificTlv(0x00A0C9, b"\x01")))
     obj = pdu_to_dict(decode(encode(info)))
     assert [(t["oui"], t["oui_name"]) for t in obj["tlvs"]] == [("11:11:11", "CTC"), ("00:a0:c9", None)]
-    assert "organization_specific(oui=11:11:11(CTC) value=0120)  organization_specific(oui=00:a0:c9 value=01)" in (
-        format_text(obj)
-    )
+    assert (
+        "organization_specific(oui=11:11:11(CTC) support=0x01 version=0x20 versions=-)"
+        "  organization_specific(oui=00:a0:c9 value=01)"
+    ) in format_text(obj)
     event = EventNotification(SRC, STABLE, 3, (OrgSpecificTlv(CISCO, b"\x07"),))
     assert pdu_to_dict(decode(encode(event)))["tlvs"][0]["oui_name"] == "Cisco"
 
