@@ -89,6 +89,9 @@ class EventLogType(enum.IntEnum):
     LINK_FAULT = 256
     DYING_GASP_EVENT = 257
     CRITICAL_LINK_EVENT = 258
+    #: efmoam's own, outside RFC 4878's numbering: a NIC health monitor's event (the entry
+    #: names the monitor); never in the DOT3-OAM-MIB, the YANG view or on the wire
+    NIC_HEALTH_EVENT = 0x10000
 
 
 #: RFC 4878 names of the event-log types (the DOT3-OAM-MIB's enumeration labels)
@@ -100,6 +103,7 @@ EVENT_LOG_TYPE_NAMES: dict[EventLogType, str] = {
     EventLogType.LINK_FAULT: "linkFault",
     EventLogType.DYING_GASP_EVENT: "dyingGaspEvent",
     EventLogType.CRITICAL_LINK_EVENT: "criticalLinkEvent",
+    EventLogType.NIC_HEALTH_EVENT: "nicHealthEvent",
 }
 
 #: the three flags that report a critical condition (57.4.2.1); each is an event while set

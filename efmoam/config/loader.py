@@ -49,8 +49,9 @@ from efmoam.config.model import (
     SettingError,
     SnmpConfig,
 )
-from efmoam.core.linkmon.kinds import MONITORS, MonitorFacts, WindowUnit
+from efmoam.core.linkmon.kinds import HEALTH, MONITORS, Counting, HealthFacts, MonitorFacts, WindowUnit
 from efmoam.core.linkmon.settings import (
+    HealthSettings,
     LinkMonitoringSettings,
     LocalSfAction,
     MonitorSettings,
@@ -455,6 +456,21 @@ def _monitor(facts: MonitorFacts) -> Section:
     )
 
 
+def _health(facts: HealthFacts) -> Section:
+    """A NIC health monitor: thresholds are whole numbers per window, or numbers per second for a rate."""
+    kind = facts.kind
+    threshold = _integer() if facts.counting is Counting.COUNT else _number()
+    return Section(
+        {
+            "enabled": Scalar(_bool),
+            "window": Scalar(_nullable(_number(what=_SECONDS)), lambda value: HealthSettings(window=value).check(kind)),
+            "sf_threshold": Scalar(_nullable(threshold), lambda value: HealthSettings(sf_threshold=value).check(kind)),
+            "sd_threshold": Scalar(_nullable(threshold)),  # checked against sf_threshold when built
+            "fatal": Scalar(_nullable(_bool), lambda value: HealthSettings(fatal=value).check(kind)),
+        }
+    )
+
+
 _PORT_ACTION = _port_action()
 
 LINK_MONITORING = Section(
@@ -462,6 +478,7 @@ LINK_MONITORING = Section(
         "enabled": Scalar(_bool),
         "symbol_rate": Scalar(_nullable(_integer(low=1)), _core(LinkMonitoringSettings, "symbol_rate")),
         **{facts.key: _monitor(facts) for facts in MONITORS},
+        **{facts.key: _health(facts) for facts in HEALTH},
         "local_sf_action": Section(
             {
                 "port_action": Scalar(_PORT_ACTION),
@@ -817,6 +834,8 @@ class _Loader:
         monitors: dict[str, Any] = {
             facts.key: self.monitor(facts, _sub(link_monitoring, facts.key), where, path) for facts in MONITORS
         }
+        for health in HEALTH:
+            monitors[health.key] = self.health(health, _sub(link_monitoring, health.key), where, path)
         settings = PortSettings()
         built = False
         try:
@@ -876,6 +895,18 @@ class _Loader:
                 self.blame(exc, where, path, tree, *blamed)
                 return MonitorSettings()
         return monitor
+
+    def health(self, facts: HealthFacts, tree: _Tree, where: Node, path: str) -> HealthSettings:
+        """One NIC health monitor's settings, its values checked together (the default after a problem)."""
+        if any(_broken(tree, name) for name in tree):
+            return HealthSettings()  # reported already
+        settings = HealthSettings(**_values(tree))
+        try:
+            settings.check(facts.kind)
+        except ValueError as exc:
+            self.blame(exc, where, path, tree, "sd_threshold", "sf_threshold", "fatal", "window")
+            return HealthSettings()
+        return settings
 
     def blame(self, exc: Exception, where: Node, path: str, tree: _Tree, *keys: str) -> None:
         """Report a problem of several values at the most specific one (a port rule's before the defaults')."""

@@ -62,7 +62,7 @@ from efmoam.core.outputs import (
 from efmoam.core.peer import PeerKnowledge, satisfied_with
 from efmoam.core.policy.engine import IN_SERVICE, Facts, Policy, Service
 from efmoam.core.settings import OamMode, PortSettings
-from efmoam.core.stats import OamStatistics
+from efmoam.core.stats import OamStatistics, OuiCounts
 from efmoam.core.transmit import InformationContent, LocalInformation, Transmitter
 from pdu.codec import PeerDecoder
 from pdu.enums import (
@@ -119,6 +119,8 @@ class OamPort:
         self.settings: PortSettings = settings
         self.mac = mac.lower()
         self.stats = OamStatistics()
+        #: Organization Specific OAMPDUs received, per OUI (bounded; `stats` has the total)
+        self.org_specific_rx_by_oui = OuiCounts()
         #: frames not acted on, by reason (`DropReason` and `DecodeReason` values)
         self.drops: dict[str, int] = {}
         #: the peer's nonstandard habits worked around, by `PeerQuirk` value
@@ -686,6 +688,7 @@ class OamPort:
         elif isinstance(pdu, LoopbackControl):
             self._receive_loopback_control(pdu, now)
         elif isinstance(pdu, OrgSpecificPdu):
+            self.org_specific_rx_by_oui.count(pdu.oui)
             self._outputs.append(OrgSpecificReceived(pdu))
 
     def _answer_variables(self, request: VariableRequest) -> None:

@@ -7,6 +7,11 @@ name is an unsupported code.  The steady state's two counters, the keep-alives s
 received, are incremented in place where they happen: one method call would be a fifth
 of the engine's work per keep-alive (tests/bench/test_core_bench.py).
 
+Organization Specific OAMPDUs received are also counted per OUI (`OuiCounts`), beside
+the RFC's one total: at most `OUI_SLOTS` OUIs per port, in the order first heard, and
+the rest together under `OTHER_OUI`, so that a peer sending every OUI there is cannot
+grow the daemon's memory.  Only the OUI is read, never the content.
+
 Counters never go back: Prometheus takes a counter that falls for a restart, and an SNMP
 manager for a wrap.  An operator's clear therefore changes only what show presents: it
 takes a `DisplayBaseline` of the counters, and show subtracts it.
@@ -21,6 +26,8 @@ from typing import Any
 import attrs
 
 from pdu.enums import Code
+from pdu.model import format_oui
+from pdu.oui import name as oui_name
 
 
 class Direction(enum.Enum):
@@ -101,6 +108,44 @@ def _rfc_name(field: str) -> str:
 
 
 RFC4878_NAMES: dict[str, str] = {a.name: _rfc_name(a.name) for a in attrs.fields(OamStatistics)}
+
+
+#: distinct OUIs counted by name per port (`OuiCounts`)
+OUI_SLOTS = 16
+#: the key under which `OuiCounts` counts the OUIs past `OUI_SLOTS`
+OTHER_OUI = "other"
+
+
+class OuiCounts:
+    """Organization Specific OAMPDUs received per OUI: `OUI_SLOTS` OUIs, then `OTHER_OUI`."""
+
+    __slots__ = ("by_oui", "other")
+
+    def __init__(self) -> None:
+        self.by_oui: dict[int, int] = {}  #: 24-bit OUI -> count, at most `OUI_SLOTS` of them
+        self.other = 0  #: OAMPDUs of the OUIs past the slots
+
+    def count(self, oui: int) -> None:
+        """Count one Organization Specific OAMPDU of *oui*."""
+        by_oui = self.by_oui
+        if oui in by_oui:
+            by_oui[oui] += 1
+        elif len(by_oui) < OUI_SLOTS:
+            by_oui[oui] = 1
+        else:
+            self.other += 1
+
+    def total(self) -> int:
+        """Every OAMPDU counted (equal to the RFC's total of those received)."""
+        return sum(self.by_oui.values()) + self.other
+
+    def labelled(self) -> list[tuple[str, str | None, int]]:
+        """(OUI as "00:11:22", the organization's name or None, count), by OUI, then
+        (`OTHER_OUI`, None, count) if any OAMPDU went past the slots."""
+        rows = [(format_oui(oui), oui_name(oui), count) for oui, count in sorted(self.by_oui.items())]
+        if self.other:
+            rows.append((OTHER_OUI, None, self.other))
+        return rows
 
 
 class DisplayBaseline:

@@ -76,9 +76,9 @@ def _show_ports(daemon: Daemon, _args: Args, _now: float) -> Any:
 #: show (and only there: `DisplayBaseline`), and those by name that list only the names above 0
 CLEARED = (
     "statistics", "drops", "peer_quirks", "rx_rate_limited", "rx_policed", "rx_kernel_drops",
-    "tx_errors", "rx_errors", "internal_errors",
+    "tx_errors", "rx_errors", "internal_errors", "org_specific_rx_by_oui",
 )  # fmt: skip
-SPARSE = ("drops", "peer_quirks")
+SPARSE = ("drops", "peer_quirks", "org_specific_rx_by_oui")
 
 
 def _counted_view(daemon: Daemon, runtime: PortRuntime) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from efmoam.core.linkmon.eventlog import EventLogEntry
 from efmoam.daemon.control import ControlError, Peer, peer_of
 from efmoam.daemon.journal import Journal
 from efmoam.snmp.agentx import VarBind
-from efmoam.snmp.mib import Mib, MibPort, WriteFailed
+from efmoam.snmp.mib import Mib, MibPort, WriteFailed, in_mib
 from efmoam.snmp.session import Session, State
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ class SnmpAgent:
         """An event-log slot was written: the rows change, and a new entry is notified (now,
         or once a session is ready)."""
         self.mib.invalidate()
-        if not entry.active:
+        if not entry.active or not in_mib(entry):
             return
         if len(self._queue) >= QUEUE:
             self._queue.popleft()

@@ -11,10 +11,12 @@ Rows: every managed port has a row (index ifIndex) in dot3OamTable, the loopback
 and event-config tables; dot3OamPeerTable has one only while a peer is known (as the RFC
 says); dot3OamEventLogTable has one per entry ``show port P event-log`` shows (index
 ifIndex, dot3OamEventLogIndex), so up to 15 per port: the two entries a flag slot shows
-while a local and a remote event of that flag are both active, and 12 slots.  The row
+while a local and a remote event of that flag are both active, and 12 slots (more only
+while more monitor events are active than the log's ring holds: see its module).  The row
 lists are cached and rebuilt when the daemon says they changed (`invalidate`: a port
 came or went, a peer, an event entry) or after `MAX_AGE` seconds; the values are read
-from the engines at each request.
+from the engines at each request.  NIC health events have no dot3OamEventLogType: they get
+no row and no notification (`in_mib`); ``show``, the event stream and the metrics have them.
 
 Units follow the MIB: windows as the Event Notification TLVs carry them (symbols,
 frames, tenths of a second), 64-bit ones split into Hi and Lo halves; thresholds are the
@@ -87,6 +89,11 @@ class WriteFailed(Exception):
 class Truth(enum.IntEnum):
     TRUE = 1
     FALSE = 2
+
+
+def in_mib(entry: EventLogEntry) -> bool:
+    """Whether the MIB has a row and a notification for `entry` (not for a NIC health event)."""
+    return entry.event_type is not EventLogType.NIC_HEALTH_EVENT
 
 
 def _truth(value: bool) -> int:
@@ -358,7 +365,8 @@ class Mib:
         log: dict[Index, EventLogEntry] = {}
         for ifindex, row in ports.items():
             for _, entry in row.port.event_log():
-                log[(ifindex, entry.index & U32)] = entry
+                if in_mib(entry):
+                    log[(ifindex, entry.index & U32)] = entry
         return _Rows(
             built=now, ports=ports, port_rows=sorted((i,) for i in ports),
             peer_rows=sorted((i,) for i, row in ports.items() if row.port.peer is not None),

@@ -10,6 +10,9 @@ monotonic seconds; a window is named by its unit (``window_seconds``, ``window_f
 ``window_symbols``; ``window_on_wire`` the TLV's value); other durations are seconds.
 Every list stays a list, even with one item; `SCHEMA` grows when a key changes name or
 meaning (2: the event-log entry's, the monitors' window and the policy's times renamed).
+Keys that only some ports have are added, not renamed: ``link_monitoring.health_monitors``
+(the NIC health monitors, present only when one is enabled) and an event-log entry's
+``monitor`` (NIC health events only).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 from efmoam.core import OamPort
 from efmoam.core.linkmon.eventlog import window_view
-from efmoam.core.linkmon.kinds import FACTS, WindowUnit
+from efmoam.core.linkmon.kinds import FACTS, HealthKind, WindowUnit
 from efmoam.core.outputs import LoopbackStatus, OperStatus
 from efmoam.core.policy.settings import EventName
 from efmoam.core.variables import ATTRIBUTES
@@ -88,6 +91,36 @@ def _monitors_view(port: OamPort) -> dict[str, Any]:
     return view
 
 
+def _health_view(port: OamPort) -> dict[str, Any]:
+    """The enabled NIC health monitors: settings with their defaults filled in, state, the
+    last closed window (``errors_last_window`` the counters' increase, ``value_last_window``
+    what the thresholds compare: a count, or a rate per second), and fec_corrected's
+    ``pre_fec_ber`` (null: blocks only, unknown speed or no window yet)."""
+    view: dict[str, Any] = {}
+    for kind, monitor in port.link_monitoring.health_monitors.items():
+        if not monitor.enabled:
+            continue
+        facts = monitor.health
+        view[facts.key] = {
+            "enabled": True,
+            "fatal": monitor.fatal,
+            "counting": facts.counting.name.lower(),
+            "threshold_unit": facts.threshold_unit,
+            "sf_threshold": monitor.sf,
+            "sd_threshold": monitor.sd,
+            "window_seconds": monitor.window_seconds,
+            "counters": list(facts.counters),
+            "state": monitor.state.value,
+            "errors_last_window": monitor.last_errors,
+            "value_last_window": monitor.last_value,
+            "fatal_last_window": monitor.last_fatal if monitor.fatal else None,
+            "error_running_total": monitor.error_total,
+            "event_running_total": monitor.event_total,
+            **({"pre_fec_ber": monitor.ber_estimate} if kind is HealthKind.FEC_CORRECTED else {}),
+        }
+    return view
+
+
 def _policy_view(port: OamPort) -> dict[str, Any]:
     """The action policy: its settings, the active session events and the latches (each with
     whether it recovers by itself, and when: ``recovers_at``, null for by hand only)."""
@@ -101,6 +134,16 @@ def _policy_view(port: OamPort) -> dict[str, Any]:
         "recovery": {"auto_after": policy.recovery.auto_after, "hold_down": policy.recovery.hold_down},
         "track": [{"name": t.name, "kind": t.kind.value, "interval": t.interval} for t in policy.track],
         **port.policy_view(port.link_monitoring.wall_clock_offset),
+    }
+
+
+def _org_specific_view(port: OamPort) -> dict[str, Any]:
+    """Organization Specific OAMPDUs received per OUI ("00:11:22", or "other" past those
+    counted by name: `efmoam.core.stats.OuiCounts`), and the names `pdu.oui` knows of them."""
+    rows = port.org_specific_rx_by_oui.labelled()
+    return {
+        "org_specific_rx_by_oui": {oui: count for oui, _, count in rows},
+        "org_specific_rx_oui_names": {oui: name for oui, name, _ in rows if name},
     }
 
 
@@ -145,6 +188,7 @@ def port_view(name: str, port: OamPort, extra: dict[str, Any] | None = None) -> 
         "link_monitoring": {
             "enabled": lm.enabled,
             "monitors": _monitors_view(port),
+            **({"health_monitors": health} if (health := _health_view(port)) else {}),
             "local_sf_action": {
                 "port_action": lm.local_sf_action.port_action.value,
                 "event_burst": lm.local_sf_action.event_burst,
@@ -167,6 +211,7 @@ def port_view(name: str, port: OamPort, extra: dict[str, Any] | None = None) -> 
         "statistics": port.stats.as_rfc4878(),
         "drops": dict(sorted(port.drops.items())),
         "peer_quirks": dict(sorted(port.quirks.items())),
+        **_org_specific_view(port),
     }
     if extra:
         view.update(extra)

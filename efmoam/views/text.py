@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from efmoam.core.linkmon.kinds import MONITORS, MonitorFacts, WindowUnit
+from efmoam.core.linkmon.kinds import HEALTH, MONITORS, MonitorFacts, WindowUnit
 from pdu.enums import CRITICAL_FLAGS
 
 RULE = "=" * 79
@@ -58,6 +58,50 @@ def _monitor_block(facts: MonitorFacts, monitor: dict[str, Any]) -> list[str]:
         _field("  Errors (last)", "-" if monitor["errors_last_window"] is None else monitor["errors_last_window"]),
         _field("  Running Totals", f"errors {monitor['error_running_total']}, events {monitor['event_running_total']}"),
     ]
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _health_block(title: str, monitor: dict[str, Any]) -> list[str]:
+    rate = monitor["counting"] == "rate"
+    unit = " /s" if rate else ""
+    sd = monitor["sd_threshold"]
+    last = monitor["errors_last_window"]
+    lines = [
+        title,
+        _field("  Fatal", "yes" if monitor["fatal"] else "no"),
+        _field("  SF Threshold", f"{monitor['sf_threshold']:g}{unit}"),
+        _field("  SD Threshold", f"{sd:g}{unit}" if sd is not None else "disabled (0)"),
+        _field("  Window", f"{monitor['window_seconds']:g} s"),
+        _field("  State", monitor["state"]),
+        _field("  Errors (last)", "-" if last is None else f"{last} ({_number(monitor['value_last_window'])}{unit})"
+               if rate else last),
+    ]  # fmt: skip
+    if "pre_fec_ber" in monitor:
+        ber = monitor["pre_fec_ber"]
+        lines.append(_field("  Pre-FEC BER", "-" if ber is None else f"{ber:.2e}"))
+    lines.append(
+        _field("  Running Totals", f"errors {monitor['error_running_total']}, events {monitor['event_running_total']}")
+    )
+    return lines
+
+
+def _health_lines(view: dict[str, Any]) -> list[str]:
+    """The enabled NIC health monitors, two by two, and the health counters the port's source provides."""
+    monitors = view["link_monitoring"].get("health_monitors") or {}
+    if not monitors:
+        return []
+    blocks = [_health_block(facts.title, monitors[facts.key]) for facts in HEALTH if facts.key in monitors]
+    lines = ["NIC Health Monitors"]
+    for at in range(0, len(blocks), 2):
+        lines += _side_by_side(blocks[at], blocks[at + 1] if at + 1 < len(blocks) else [])
+    provides = (view.get("counters") or {}).get("provides") or {}
+    wanted = {name for facts in HEALTH if facts.key in monitors for name in facts.counters}
+    health = sorted(name for name in provides if name in wanted)
+    lines.append(_field("Health Counters", _join([f"{name} ({provides[name]})" for name in health])))
+    return lines
 
 
 def _side_by_side(left: list[str], right: list[str]) -> list[str]:
@@ -127,6 +171,7 @@ def render_port(view: dict[str, Any]) -> str:
     blocks = {facts.key: _monitor_block(facts, monitors[facts.key]) for facts in MONITORS}
     for left, right in _MONITOR_ROWS:
         lines += _side_by_side(blocks[left], blocks[right])
+    lines += _health_lines(view)
     service = "down" if view.get("down") else "out of service" if view["out_of_service"] else "in service"
     reasons = f" ({_join(view['out_of_service_reasons'])})" if view["out_of_service"] else ""
     lines += [
@@ -189,11 +234,16 @@ def render_statistics(view: dict[str, Any]) -> str:
     quirks = view.get("peer_quirks") or {}
     if quirks:
         lines.append("Peer quirks: " + ", ".join(f"{reason} {count}" for reason, count in quirks.items()))
+    by_oui = view.get("org_specific_rx_by_oui") or {}
+    if by_oui:
+        names = view.get("org_specific_rx_oui_names") or {}
+        counts = (f"{oui}{f' ({names[oui]})' if oui in names else ''} {count}" for oui, count in by_oui.items())
+        lines.append("Organization Specific received per OUI: " + ", ".join(counts))
     return "\n".join(lines) + "\n"
 
 
 def render_event_log(view: dict[str, Any]) -> str:
-    """The 12 slots of the event log."""
+    """The 12 slots of the event log (more while more events are active than the ring holds)."""
     lines = [
         f"Ethernet OAM Event Log {view['name']}",
         THIN,
@@ -203,7 +253,7 @@ def render_event_log(view: dict[str, Any]) -> str:
     shown: dict[int, list[dict[str, Any]]] = {}
     for entry in view["event_log"]:  # a flag slot shows a remote and a local entry while both are active
         shown.setdefault(entry["slot"], []).append(entry)
-    for slot in range(1, 13):
+    for slot in range(1, max([12, *shown]) + 1):
         if slot not in shown:
             lines.append(f"{slot:<5}-")
         lines += [_event_line(slot, entry) for entry in shown.get(slot, ())]
@@ -212,7 +262,7 @@ def render_event_log(view: dict[str, Any]) -> str:
 
 def _event_line(slot: int, entry: dict[str, Any]) -> str:
     return (
-        f"{slot:<5}{_wall(entry['time']):<20}{entry['location']:<7}{entry['type']:<25}"
+        f"{slot:<5}{_wall(entry['time']):<20}{entry['location']:<7}{entry.get('monitor') or entry['type']:<25}"
         f"{entry['severity']:<4}{_opt(entry['errors']):>8}{_opt(entry['threshold']):>8}{_window_cell(entry):>12}"
         f"{entry['error_running_total']:>8}{entry['event_running_total']:>7}  "
         f"{'yes' if entry['port_affecting'] else 'no':<4}  "

@@ -1,6 +1,7 @@
 """Link monitoring (Clause 57.5.3 events, with signal-degrade and signal-failure thresholds).
 
-The modules, from the facts up: `kinds` (the table of the four monitors), `settings`,
+The modules, from the facts up: `kinds` (the table of the four monitors, and its sibling
+of the NIC health monitors), `settings`,
 `counters` and `rates` (what a sample holds and what a link carries), `monitors` (a
 window and its state machine), `eventlog` (the 12 slots, a display), `events` (the
 active events, the truth), `engine` (`LinkMonitoring`: events from samples and from the
@@ -27,9 +28,17 @@ if TYPE_CHECKING:
         ActiveEvents as ActiveEvents,
         EventKey as EventKey,
     )
-    from efmoam.core.linkmon.kinds import FACTS as FACTS, MonitorFacts as MonitorFacts, MonitorKind as MonitorKind
-    from efmoam.core.linkmon.monitors import MonitorState as MonitorState
+    from efmoam.core.linkmon.kinds import (
+        FACTS as FACTS,
+        HEALTH as HEALTH,
+        HealthFacts as HealthFacts,
+        HealthKind as HealthKind,
+        MonitorFacts as MonitorFacts,
+        MonitorKind as MonitorKind,
+    )
+    from efmoam.core.linkmon.monitors import HealthMonitor as HealthMonitor, MonitorState as MonitorState
     from efmoam.core.linkmon.settings import (
+        HealthSettings as HealthSettings,
         LinkMonitoringSettings as LinkMonitoringSettings,
         LocalSfAction as LocalSfAction,
         MonitorSettings as MonitorSettings,
@@ -45,8 +54,15 @@ exports(
         ".engine": ("LinkMonitoring", "NotifyPeer"),
         ".eventlog": ("EventLog", "EventLogEntry", "Location", "Severity"),
         ".events": ("ActiveEvent", "ActiveEvents", "EventKey"),
-        ".kinds": ("FACTS", "MonitorFacts", "MonitorKind"),
-        ".monitors": ("MonitorState",),
-        ".settings": ("LinkMonitoringSettings", "LocalSfAction", "MonitorSettings", "PeerActions", "PortAction"),
+        ".kinds": ("FACTS", "HEALTH", "HealthFacts", "HealthKind", "MonitorFacts", "MonitorKind"),
+        ".monitors": ("HealthMonitor", "MonitorState"),
+        ".settings": (
+            "HealthSettings",
+            "LinkMonitoringSettings",
+            "LocalSfAction",
+            "MonitorSettings",
+            "PeerActions",
+            "PortAction",
+        ),
     },
 )

@@ -19,6 +19,12 @@ Behaviour (the link-monitoring reference's, with the choices it leaves open writ
   affect the port, and they are the flags the port sends.  The clear command ends them;
   a link flap does not.
 
+The NIC health monitors (`monitors.HealthMonitor`, off by default) run beside the four
+over the same samples and raise local events through the same path (a failure takes the
+local-sf-action, its port action and its flags), but never an Event Notification: no TLV
+type exists for them.  A link flap ends their events as it ends the others', but does not
+restart their windows: the flap is what link_flaps and InfiniBand's link_downed count.
+
 Outputs are data, never calls: `outputs` holds `EventLogged` and `MonitorUnavailable`
 records and `intents` the Event Notifications to send (`NotifyPeer`).  The port drains
 both after every input, the records first, so that the event comes out before the
@@ -36,8 +42,8 @@ import attrs
 from efmoam.core.linkmon.counters import CounterDeltas, CounterSample
 from efmoam.core.linkmon.eventlog import EventLog, EventLogEntry, Location, Severity
 from efmoam.core.linkmon.events import NO_FLAGS, ActiveEvent, ActiveEvents, EventKey
-from efmoam.core.linkmon.kinds import BY_WIRE_TYPE, MonitorKind
-from efmoam.core.linkmon.monitors import Monitor, MonitorState, Verdict
+from efmoam.core.linkmon.kinds import BY_WIRE_TYPE, HealthKind, MonitorKind
+from efmoam.core.linkmon.monitors import HealthMonitor, Monitor, MonitorState, Verdict
 from efmoam.core.linkmon.settings import LinkMonitoringSettings, PortAction
 from efmoam.core.outputs import EventLogged, MonitorUnavailable
 from pdu.enums import CRITICAL_FLAGS, FLAG_EVENT_TYPES, EventLogType, Flag
@@ -63,7 +69,7 @@ def event_timestamp(epoch: float, now: float) -> int:
 
 
 class LinkMonitoring:
-    """The four monitors of a port, its event log, and its active events."""
+    """The monitors of a port (the four and the NIC health ones), its event log, and its active events."""
 
     def __init__(self, settings: LinkMonitoringSettings, epoch: float, wall_clock_offset: float | None = None) -> None:
         self.settings = settings
@@ -73,18 +79,35 @@ class LinkMonitoring:
         self.log = EventLog()
         self.active = ActiveEvents()
         self.monitors = {kind: Monitor(kind, settings.monitor(kind)) for kind in MonitorKind}
+        #: the NIC health monitors ever enabled (made then: a port without any keeps its memory
+        #: footprint, and so its per-sample cost among thousands); `running_health`: the ones in use
+        self.health_monitors: dict[HealthKind, HealthMonitor] = {}
+        self._by_kind: dict[MonitorKind | HealthKind, Monitor] = {kind: m for kind, m in self.monitors.items()}
         self.speed_mbps: int | None = None
         self._running: list[Monitor] = []
+        self._running_health: list[HealthMonitor] = []
+        self._sampled: list[Monitor] = []  # both, in the order windows are read
+        self._deltas = CounterDeltas(health=False)
         self._configure_monitors()
         self.outputs: list[EventLogged | MonitorUnavailable] = []
         self.intents: list[NotifyPeer] = []
-        self._deltas = CounterDeltas()
         self._flag_occurrences: dict[EventKey, int] = {}
 
     @property
     def running(self) -> Sequence[Monitor]:
-        """The monitors in use (link monitoring and the monitor enabled)."""
+        """The four standard monitors in use (link monitoring and the monitor enabled)."""
         return self._running
+
+    @property
+    def running_health(self) -> Sequence[HealthMonitor]:
+        """The NIC health monitors in use (link monitoring and the monitor enabled)."""
+        return self._running_health
+
+    @property
+    def ber_estimate(self) -> float | None:
+        """The pre-FEC bit error rate of fec_corrected's last window (None: not running, or unknown)."""
+        monitor = self.health_monitors.get(HealthKind.FEC_CORRECTED)
+        return monitor.ber_estimate if monitor is not None and monitor in self._running_health else None
 
     def active_events(self) -> list[EventLogEntry]:
         """The log entries of the active events."""
@@ -100,12 +123,12 @@ class LinkMonitoring:
         """A counter sample: advance every running monitor's window."""
         deltas = self._deltas.update(sample)
         ok = MonitorState.OK
-        for monitor in self._running:
+        for monitor in self._sampled:
             errors = monitor.observe(deltas, now)
             if errors is None:
                 if monitor.state is MonitorState.UNAVAILABLE and not monitor.unavailable_reported:
                     monitor.unavailable_reported = True
-                    self.outputs.append(MonitorUnavailable(monitor.facts.key, monitor.missing(deltas)))
+                    self.outputs.append(MonitorUnavailable(monitor.key, monitor.missing(deltas)))
             elif errors >= monitor.lowest_threshold or monitor.state is not ok:  # else simply a clean window
                 self._window_closed(monitor, errors, now)
 
@@ -174,19 +197,21 @@ class LinkMonitoring:
         for monitor in self.monitors.values():
             monitor.restart()
             monitor.cleared()
+        for health in self.health_monitors.values():
+            health.cleared()  # its window counts on: the flap is what it may count
 
     def reconfigure(self, settings: LinkMonitoringSettings, now: float) -> None:
         """New settings take effect in the current window; new thresholds clear a monitor's events."""
-        old = self.settings
+        before = {kind: monitor.thresholds for kind, monitor in self._by_kind.items()}
         self.settings = settings
         self._configure_monitors()
-        for kind, monitor in self.monitors.items():
-            before, after = old.monitor(kind), settings.monitor(kind)
-            if (before.sf_threshold, before.sd) != (after.sf_threshold, after.sd):
+        running = set(self._sampled)
+        for kind, monitor in self._by_kind.items():
+            if before.get(kind, monitor.thresholds) != monitor.thresholds:
                 key = EventKey(Location.LOCAL, kind)
                 if key in self.active:
                     self._clear_with_notice(key, now, "reload")
-            if not after.enabled or not settings.enabled:
+            if monitor not in running:
                 monitor.restart()
 
     def set_speed(self, speed_mbps: int | None) -> None:
@@ -201,23 +226,41 @@ class LinkMonitoring:
             self.log.place(event.entry)
         self.active.add(event)
         source = event.key.source
-        if event.key.location is Location.LOCAL and isinstance(source, MonitorKind):
-            self.monitors[source].restore(event.entry.severity)
+        if event.key.location is Location.LOCAL and not isinstance(source, Flag):
+            self._monitor(source).restore(event.entry.severity)
 
     # -- local events ------------------------------------------------------------------
 
     def _configure_monitors(self) -> None:
         """Hand every monitor its settings and the link speed; list the ones that run."""
+        settings = self.settings
         for kind, monitor in self.monitors.items():
-            monitor.configure(self.settings.monitor(kind), self.speed_mbps, self.settings.symbol_rate)
-        enabled = self.settings.enabled
+            monitor.configure(settings.monitor(kind), self.speed_mbps, settings.symbol_rate)
+        for health_kind in HealthKind:
+            health_settings = settings.health(health_kind)
+            if health_settings.enabled or health_kind in self.health_monitors:
+                self._health(health_kind).configure_health(health_settings, self.speed_mbps)
+        enabled = settings.enabled
         self._running = [m for m in self.monitors.values() if enabled and m.settings.enabled]
+        self._running_health = [m for m in self.health_monitors.values() if enabled and m.enabled]
+        self._sampled = [*self._running, *self._running_health]
+        self._deltas.watch_health(bool(self._running_health))
 
-    def _window_closed(self, monitor: Monitor, errors: int, now: float) -> None:
+    def _health(self, kind: HealthKind) -> HealthMonitor:
+        monitor = self.health_monitors.get(kind)
+        if monitor is None:
+            monitor = self.health_monitors[kind] = HealthMonitor(kind, self.settings.health(kind))
+            monitor.configure_health(self.settings.health(kind), self.speed_mbps)
+            self._by_kind[kind] = monitor
+        return monitor
+
+    def _monitor(self, kind: MonitorKind | HealthKind) -> Monitor:
+        return self._health(kind) if isinstance(kind, HealthKind) else self.monitors[kind]
+
+    def _window_closed(self, monitor: Monitor, errors: float, now: float) -> None:
         verdict = monitor.judge(errors)
         if verdict is None:
             return
-        s = monitor.settings
         key = EventKey(Location.LOCAL, monitor.kind)
         if verdict is Verdict.FAILED:
             action = self.settings.local_sf_action
@@ -225,25 +268,25 @@ class LinkMonitoring:
                 Flag.CRITICAL_EVENT if action.critical_event else NO_FLAGS
             )
             affects = action.port_action is not PortAction.LOG_ONLY
-            self._raise_local(monitor, key, errors, now, Severity.FAILURE, s.sf_threshold, affects, flags)
-            if s.event_notification:
-                self._notify(monitor, s.sf_threshold, errors, now, action.event_burst)
+            self._raise_local(monitor, key, errors, now, Severity.FAILURE, affects, flags)
+            if monitor.notifies:
+                self._notify(monitor, monitor.settings.sf_threshold, int(errors), now, action.event_burst)
         elif verdict is Verdict.DEGRADED:
-            self._raise_local(monitor, key, errors, now, Severity.DEGRADE, s.sd or 0, False, NO_FLAGS)
+            self._raise_local(monitor, key, errors, now, Severity.DEGRADE, False, NO_FLAGS)
         elif verdict is Verdict.DEGRADE_ENDED:
             self._clear(key, "window")
         else:  # recovered
             self._clear(key, "window")
-            if s.event_notification:
-                self._notify(monitor, s.sf_threshold, errors, now, 1)
+            if monitor.notifies:
+                self._notify(monitor, monitor.settings.sf_threshold, int(errors), now, 1)
 
     def _raise_local(
-        self, monitor: Monitor, key: EventKey, errors: int, now: float, severity: Severity, threshold: int,
-        affects: bool, flags: Flag,
+        self, monitor: Monitor, key: EventKey, errors: float, now: float, severity: Severity, affects: bool,
+        flags: Flag,
     ) -> None:  # fmt: skip
         self._raise(
-            key, now, monitor.facts.log_type, severity, affects, flags,
-            window=monitor.wire_window, threshold=threshold, value=errors,
+            key, now, monitor.log_type, severity, affects, flags, monitor=monitor.health_key,
+            **monitor.entry_numbers(severity, errors),
             running_total=monitor.error_total, event_total=monitor.event_total,
         )  # fmt: skip
 
@@ -251,12 +294,12 @@ class LinkMonitoring:
         """Clear as the clear command does: a local symbol failure tells the peer it is over."""
         event = self._clear(key, cause)
         source = key.source
-        if key.location is not Location.LOCAL or not isinstance(source, MonitorKind):
+        if key.location is not Location.LOCAL or isinstance(source, Flag):
             return
-        monitor = self.monitors[source]
+        monitor = self._monitor(source)
         monitor.cleared()
         failed = event is not None and event.entry.severity is Severity.FAILURE
-        if failed and source is MonitorKind.ERRORED_SYMBOL_PERIOD and monitor.settings.event_notification:
+        if failed and source is MonitorKind.ERRORED_SYMBOL_PERIOD and monitor.notifies:
             self._notify(monitor, monitor.settings.sf_threshold, 0, now, 1)
 
     def _notify(self, monitor: Monitor, threshold: int, errors: int, now: float, burst: int) -> None:
@@ -276,14 +319,14 @@ class LinkMonitoring:
 
     def _raise(
         self, key: EventKey, now: float, event_type: EventLogType, severity: Severity, affects: bool,
-        flags: Flag = NO_FLAGS, **numbers: int,
+        flags: Flag = NO_FLAGS, monitor: str | None = None, **numbers: int,
     ) -> None:  # fmt: skip
-        """A new event of `key`, replacing the active one of that key."""
+        """A new event of `key`, replacing the active one of that key (`monitor`: a health event's monitor)."""
         self._clear(key, "replaced")
         wall = None if self.wall_clock_offset is None else now + self.wall_clock_offset
         slot, entry = self.log.add(
             location=key.location, event_type=event_type, severity=severity, time=now, wall_time=wall,
-            port_affecting=affects, **numbers,
+            port_affecting=affects, monitor=monitor, **numbers,
         )  # fmt: skip
         self.active.add(ActiveEvent(key, entry, flags))
         self.outputs.append(EventLogged(slot, entry))

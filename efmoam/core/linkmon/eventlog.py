@@ -5,9 +5,13 @@ only shows them and what came before, so that it can never lose an event that st
 acts on the port:
 
 * Slots 4-12 are a ring of monitor events.  A new entry takes an empty slot or the slot
-  of the oldest *cleared* entry.  At most eight monitor events can be active at once
-  (four monitors, local and remote), so with nine slots one is always free to take; an
-  active entry is never dropped.
+  of the oldest *cleared* entry; an active entry is never dropped.  With the four
+  standard monitors (at most eight events, local and remote) one of the nine is always
+  free.  The five NIC health monitors add up to five local events, so up to thirteen can
+  be active: only when every ring slot holds an active entry does the log grow past 12,
+  the new entry taking the lowest free slot from 13 (at most 16).  An entry above slot 12
+  leaves the log at the next placement once it is cleared, so the twelve slots come
+  back when the storm is over.
 * Slots 1-3 are reserved for the three critical flags (dying gasp, critical link event,
   link fault), local or remote.  A flag slot shows the latest event of its flag.  When a
   local and a remote event of the same flag are active at once, the slot shows both,
@@ -23,6 +27,11 @@ keys are the operators' vocabulary (the README's "Field reference"), not the att
 RFC 4878 column names: ``time`` is the wall clock and ``monotonic`` the daemon's clock;
 ``errors``, ``error_running_total`` and ``event_running_total`` as in the Link Event TLV;
 the window under the name of its unit (`window_view`), its TLV value as ``window_on_wire``.
+
+A NIC health event (type ``nicHealthEvent``, efmoam's own number outside RFC 4878's) has
+one more key, ``monitor`` (its monitor's key, e.g. ``fec_uncorrectable``), which no other
+entry has; its window is ``window_seconds`` only (never on a wire: kept in milliseconds,
+saved as ``window_seconds``), its threshold and errors are per window.
 """
 
 from __future__ import annotations
@@ -34,12 +43,14 @@ from typing import Any
 
 import attrs
 
-from efmoam.core.linkmon.kinds import MONITORS, MonitorFacts
+from efmoam.core.linkmon.kinds import HEALTH_BY_KEY, MONITORS, MonitorFacts
 from pdu.enums import EVENT_LOG_TYPE_NAMES, FLAG_EVENT_TYPES, EventLogType
 
 IEEE_OUI = 0x0180C2  #: dot3OamEventLogOui of the standard's events
 NOT_A_THRESHOLD = 2**64 - 1  #: window, threshold and value of non-threshold events (RFC 4878)
 SLOTS = 12
+#: the highest slot: the three flag slots and one per monitor event that can be active at once
+MAX_SLOT = 16
 #: the reserved slot of each critical flag's event type: 1, 2, 3 in FLAG_EVENT_TYPES order
 FLAG_SLOTS = {log_type: slot for slot, log_type in enumerate(FLAG_EVENT_TYPES.values(), start=1)}
 RING = range(len(FLAG_SLOTS) + 1, SLOTS + 1)
@@ -96,6 +107,7 @@ class EventLogEntry:
     oui: int = IEEE_OUI
     port_affecting: bool = False
     active: bool = True
+    monitor: str | None = None  #: a NIC health event's monitor key (`kinds.HEALTH`); None for the others
 
     def view(self, slot: int | None) -> dict[str, Any]:
         """The entry in `slot` as plain data (JSON-ready), the one dict form of an entry.
@@ -107,10 +119,13 @@ class EventLogEntry:
         daemon's monotonic seconds when raised), ``oui`` (``01:80:c2``), the window
         (`window_view`; null for events without one), ``threshold`` and ``errors`` (null
         for events without them, the RFC's all-ones), ``error_running_total``,
-        ``event_running_total``, ``port_affecting``, ``active``.
+        ``event_running_total``, ``port_affecting``, ``active``; a NIC health event's
+        ``monitor`` last.
         """
         facts = _FACTS_BY_LOG_TYPE.get(self.event_type)
         has_window = facts is not None and self.window != NOT_A_THRESHOLD
+        if self.monitor is not None:
+            return self._health_view(slot)
         return {
             "slot": slot,
             "index": self.index,
@@ -130,11 +145,36 @@ class EventLogEntry:
             "active": self.active,
         }
 
+    def _health_view(self, slot: int | None) -> dict[str, Any]:
+        seconds = None if self.window == NOT_A_THRESHOLD else self.window / 1000
+        return {
+            "slot": slot,
+            "index": self.index,
+            "location": self.location.value,
+            "type": EVENT_LOG_TYPE_NAMES[self.event_type],
+            "type_number": int(self.event_type),
+            "severity": self.severity.value,
+            "time": self.wall_time,
+            "monotonic": self.time,
+            "oui": self.oui.to_bytes(3, "big").hex(":"),
+            **_NO_WINDOW,
+            "window_seconds": seconds,
+            "threshold": _number_view(self.threshold),
+            "errors": _number_view(self.value),
+            "error_running_total": self.running_total,
+            "event_running_total": self.event_total,
+            "port_affecting": self.port_affecting,
+            "active": self.active,
+            "monitor": self.monitor,
+        }
+
     def saved(self, slot: int | None) -> dict[str, Any]:
-        """The view without `DERIVED_KEYS`, as the saved state keeps it (`from_view` reads both)."""
+        """The view without `DERIVED_KEYS`, as the saved state keeps it (`from_view` reads both);
+        a health event keeps ``window_seconds``, its only window."""
         view = self.view(slot)
         for key in DERIVED_KEYS:
-            del view[key]
+            if not (key == "window_seconds" and self.monitor is not None):
+                del view[key]
         return view
 
     @classmethod
@@ -151,6 +191,7 @@ class EventLogEntry:
         if not _OUI.fullmatch(oui):
             raise ValueError(f"oui {_short(oui)} is not an OUI (three octets, 01:80:c2)")
         oui_value = int(oui.replace(":", ""), 16)
+        monitor, window = _health_fields(get, view, type_number)
         entry = cls(
             index=get.integer("index", 1, 2**63),
             location=get.choice("location", Location),
@@ -158,7 +199,7 @@ class EventLogEntry:
             severity=get.choice("severity", Severity),
             time=get.real("monotonic"),
             wall_time=None if view.get("time") is None else get.real("time"),
-            window=get.threshold_number("window_on_wire"),
+            window=get.threshold_number("window_on_wire") if monitor is None else window,
             threshold=get.threshold_number("threshold"),
             value=get.threshold_number("errors"),
             running_total=get.integer("error_running_total", 0, 2**64),
@@ -166,8 +207,27 @@ class EventLogEntry:
             oui=oui_value,
             port_affecting=get.boolean("port_affecting"),
             active=get.boolean("active"),
+            monitor=monitor,
         )
-        return None if view.get("slot") is None else get.integer("slot", 1, SLOTS), entry
+        return None if view.get("slot") is None else get.integer("slot", 1, MAX_SLOT), entry
+
+
+def _health_fields(get: _Reader, view: dict[str, Any], type_number: int) -> tuple[str | None, int]:
+    """A health event's monitor and window (milliseconds); (None, 0) for the others."""
+    health = type_number == EventLogType.NIC_HEALTH_EVENT
+    if not health:
+        if view.get("monitor") is not None:
+            raise ValueError(f"event-log entry of type {type_number} names a monitor")
+        return None, 0
+    monitor = get.text("monitor")
+    if monitor not in HEALTH_BY_KEY:
+        raise ValueError(f"event-log entry monitor {_short(monitor)} is no health monitor")
+    if view.get("window_seconds") is None:
+        return monitor, NOT_A_THRESHOLD
+    seconds = get.real("window_seconds")
+    if not 0 <= seconds <= 86400 * 366:
+        raise ValueError(f"event-log entry window_seconds {seconds:g} is out of range")
+    return monitor, round(seconds * 1000)
 
 
 def _short(value: object) -> str:
@@ -249,12 +309,18 @@ class EventLog:
             shown.sort(key=lambda e: e.location is not Location.REMOTE)
             self._flags[slot] = shown
             return slot
+        for above in [s for s, e in self._ring.items() if s > SLOTS and not e.active]:
+            del self._ring[above]  # a cleared entry past the twelve slots leaves (see above)
         slot = next((s for s in RING if s not in self._ring), None)
         if slot is None:
             cleared = [(e.index, s) for s, e in self._ring.items() if not e.active]
-            # never empty while at most eight monitor events are active (see above); were it
-            # ever, the oldest entry would go rather than the input be refused
-            slot = min(cleared or [(e.index, s) for s, e in self._ring.items()])[1]
+            if cleared:
+                slot = min(cleared)[1]
+            else:  # every slot holds an active event: grow past 12 (never past MAX_SLOT while at
+                # most 13 monitor events can be active; were it ever, the oldest entry would go)
+                slot = next((s for s in range(SLOTS + 1, MAX_SLOT + 1) if s not in self._ring), None)
+                if slot is None:
+                    slot = min((e.index, s) for s, e in self._ring.items())[1]
         self._ring[slot] = entry
         return slot
 
@@ -296,9 +362,10 @@ class EventLog:
         for slot, entry in entries:
             if slot is None:
                 raise ValueError(f"event-log entry {entry.index} without a slot")
-            if FLAG_SLOTS.get(entry.event_type, slot if slot in RING else None) != slot:
+            ring = slot in RING or SLOTS < slot <= MAX_SLOT
+            if FLAG_SLOTS.get(entry.event_type, slot if ring else None) != slot:
                 raise ValueError(f"event-log slot {slot} cannot hold {EVENT_LOG_TYPE_NAMES[entry.event_type]}")
-            if slot in RING:
+            if ring:
                 if slot in self._ring:
                     raise ValueError(f"event-log slot {slot} holds two entries")
                 self._ring[slot] = entry

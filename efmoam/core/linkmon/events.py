@@ -2,8 +2,8 @@
 
 An event is keyed by where it happened and what raised it (`EventKey`): one of the
 four monitors (57.5.3) or one of the three critical flags of the Flags field
-(57.4.2.1), local or remote.  At most one event per key is active, so at most eight
-monitor events and six flag events.
+(57.4.2.1), local or remote, or one of the five NIC health monitors (local only).  At
+most one event per key is active, so at most thirteen monitor events and six flag events.
 
 The set is self-contained: an active event carries its own log entry, so nothing is
 ever looked up in the event log (a display, which may drop what is over).  What events
@@ -23,11 +23,12 @@ from collections.abc import Iterator
 import attrs
 
 from efmoam.core.linkmon.eventlog import EventLogEntry, Location
-from efmoam.core.linkmon.kinds import MonitorKind
+from efmoam.core.linkmon.kinds import HealthKind, MonitorKind
 from efmoam.core.linkmon.settings import LinkMonitoringSettings, PortAction
 from pdu.enums import CRITICAL_FLAGS, Flag
 
 NO_FLAGS = Flag(0)
+_HEALTH_NAMES = frozenset(kind.value for kind in HealthKind)
 
 
 @attrs.frozen
@@ -35,18 +36,21 @@ class EventKey:
     """What raised an event, and where."""
 
     location: Location
-    source: MonitorKind | Flag  #: a monitor, or one of the three critical flags
+    source: MonitorKind | HealthKind | Flag  #: a monitor, a health monitor or one of the three critical flags
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.source, Flag) and (self.source not in CRITICAL_FLAGS or self.source.bit_count() != 1):
             raise ValueError(f"an event's flag is one critical flag, not {self.source!r}")
+        if isinstance(self.source, HealthKind) and self.location is not Location.LOCAL:
+            raise ValueError(f"a health monitor's event is local, not {self.location.value}")
 
     @property
     def is_flag(self) -> bool:
         return isinstance(self.source, Flag)
 
     def view(self) -> dict[str, str]:
-        """As plain data: ``{"location": "local", "monitor": "errored-frame"}`` or ``{..., "flag": "dying_gasp"}``."""
+        """As plain data: ``{"location": "local", "monitor": "errored-frame"}`` (``"fec-corrected"`` for
+        a health monitor) or ``{..., "flag": "dying_gasp"}``."""
         if isinstance(self.source, Flag):
             return {"location": self.location.value, "flag": str(self.source.name).lower()}
         return {"location": self.location.value, "monitor": self.source.value}
@@ -59,7 +63,8 @@ class EventKey:
         try:
             location = Location(view["location"])
             if "monitor" in view:
-                return cls(location, MonitorKind(view["monitor"]))
+                name = view["monitor"]
+                return cls(location, HealthKind(name) if name in _HEALTH_NAMES else MonitorKind(name))
             flag = Flag[str(view["flag"]).upper()]
         except (KeyError, ValueError, TypeError):
             raise ValueError(f"event key {view!r} names no location, monitor or flag") from None
@@ -71,7 +76,7 @@ def configured_action(settings: LinkMonitoringSettings, key: EventKey) -> PortAc
     the peer's flags and reports their peer action; our own flags never act)."""
     source = key.source
     if key.location is Location.LOCAL:
-        return settings.local_sf_action.port_action if isinstance(source, MonitorKind) else PortAction.LOG_ONLY
+        return settings.local_sf_action.port_action if not isinstance(source, Flag) else PortAction.LOG_ONLY
     if isinstance(source, Flag):
         return settings.peer_actions.for_flag(source)
     return settings.peer_actions.event_notification
@@ -137,8 +142,9 @@ class ActiveEvents:
 
 
 def holder_name(entry: EventLogEntry) -> str:
-    """How an event is named where it holds a port (``local errored_frame_event``)."""
-    return f"{entry.location.value} {entry.event_type.name.lower()}"
+    """How an event is named where it holds a port (``local errored_frame_event``; a health
+    event by its monitor, ``local fec_uncorrectable``)."""
+    return f"{entry.location.value} {entry.monitor or entry.event_type.name.lower()}"
 
 
 def holders_of(entries: tuple[EventLogEntry, ...] | list[EventLogEntry]) -> tuple[str, ...]:

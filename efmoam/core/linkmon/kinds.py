@@ -10,6 +10,16 @@ first use, so that this table can be imported without scapy (``efmoam config che
 
 Configuration loading, the views and their rendering, replay's plausibility checks and
 the saturation of the TLVs we send all read this table; none restates it.
+
+The NIC health monitors (beyond Clause 57: FEC, pause storms, link flaps, InfiniBand's fatal
+counters) are the sibling table `HEALTH`, read the same way.  They have no TLV type and no
+RFC 4878 type: their events are local, logged as efmoam's ``nicHealthEvent`` with the
+monitor's key, and the peer learns of a failure only through the local-sf-action's
+Critical Event / Dying Gasp flags.  Each row says which counters are measured against the
+thresholds (summed, or the first one the source provides), which counters are fatal (any
+increase in a window fails the monitor while ``fatal`` is on), whether the thresholds are a
+count per window or a rate per second, and the fixed bucket bounds of its histogram of
+closed windows (in the thresholds' unit).
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from efmoam.core.linkmon.counters import COUNTERS
 from pdu.enums import EventLogType, EventTlvType
 
 
@@ -140,3 +151,152 @@ MONITORS: tuple[MonitorFacts, ...] = (
 FACTS: dict[MonitorKind, MonitorFacts] = {facts.kind: facts for facts in MONITORS}
 BY_WIRE_TYPE: dict[int, MonitorFacts] = {int(facts.wire_type): facts for facts in MONITORS}
 assert list(FACTS) == list(MonitorKind), "one row per monitor, in MonitorKind order"
+
+
+class HealthKind(enum.Enum):
+    """The NIC health monitors (not Clause 57's), named as in the configuration with hyphens."""
+
+    FEC_UNCORRECTABLE = "fec-uncorrectable"
+    FEC_CORRECTED = "fec-corrected"
+    PAUSE_STORM = "pause-storm"
+    LINK_FLAPS = "link-flaps"
+    IB_FATAL = "ib-fatal"
+
+
+class Counting(enum.Enum):
+    """What a health monitor's thresholds compare."""
+
+    COUNT = "per window"  #: the counters' increase in one window (whole numbers)
+    RATE = "per second"  #: the increase divided by the window's seconds
+
+
+@attrs.frozen
+class HealthFacts:
+    """What distinguishes one NIC health monitor from the others."""
+
+    kind: HealthKind
+    key: str  #: configuration key, metric label, JSON key, event name
+    title: str  #: as shown by ``show port``
+    #: measured against sd/sf: summed, or (`first_present`) the first one the source provides
+    measured: tuple[str, ...]
+    first_present: bool
+    #: any increase of these in a window fails the monitor while fatal is on
+    fatal_counters: tuple[str, ...]
+    counting: Counting
+    fatal: bool  #: fatal by default
+    default_window: float  #: seconds
+    window_limits: tuple[float, float]
+    default_sf: float  #: in `threshold_unit`
+    threshold_unit: str
+    #: upper bounds of the histogram of closed windows (errors per window, or per second for a rate)
+    buckets: tuple[float, ...]
+
+    @property
+    def counters(self) -> tuple[str, ...]:
+        """Every counter the monitor may read, in `COUNTERS` order of appearance here."""
+        return tuple(dict.fromkeys(self.measured + self.fatal_counters))
+
+    @property
+    def log_type(self) -> EventLogType:
+        return EventLogType.NIC_HEALTH_EVENT
+
+
+_IB_FATAL = (
+    "ib_link_downed",
+    "ib_excessive_buffer_overrun_errors",
+    "ib_link_error_recovery",
+    "ib_local_link_integrity_errors",
+)
+_SMALL_COUNTS = (0.0, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0, 1000.0)
+_DECADES = (0.0, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9)
+
+HEALTH: tuple[HealthFacts, ...] = (
+    HealthFacts(
+        kind=HealthKind.FEC_UNCORRECTABLE,
+        key="fec_uncorrectable",
+        title="FEC Uncorrectable",
+        measured=("fec_uncorrectable_blocks",),
+        first_present=False,
+        fatal_counters=("fec_uncorrectable_blocks",),
+        counting=Counting.COUNT,
+        fatal=True,  # a codeword FEC could not correct is a frame lost: the cliff has been reached
+        default_window=10.0,
+        window_limits=(1.0, 3600.0),
+        default_sf=1.0,
+        threshold_unit="codewords per window",
+        buckets=_SMALL_COUNTS,
+    ),
+    HealthFacts(
+        kind=HealthKind.FEC_CORRECTED,
+        key="fec_corrected",
+        title="FEC Corrected",
+        measured=("fec_corrected_bits", "fec_corrected_blocks"),
+        first_present=True,  # bits when the driver counts them, else codewords
+        fatal_counters=(),
+        counting=Counting.RATE,
+        fatal=False,  # constant on PAM4 links: only its rate means something
+        default_window=60.0,
+        window_limits=(1.0, 3600.0),
+        default_sf=1e6,
+        threshold_unit="corrected bits (or codewords) per second",
+        buckets=_DECADES,
+    ),
+    HealthFacts(
+        kind=HealthKind.PAUSE_STORM,
+        key="pause_storm",
+        title="Pause Storm",
+        measured=("pause_frames_received", "pause_frames_sent"),
+        first_present=False,
+        fatal_counters=("pause_storm_events",),
+        counting=Counting.RATE,
+        fatal=True,  # the NIC stopped honouring pause: lossless traffic is being dropped
+        default_window=10.0,
+        window_limits=(1.0, 3600.0),
+        default_sf=10_000.0,
+        threshold_unit="pause frames per second",
+        buckets=_DECADES,
+    ),
+    HealthFacts(
+        kind=HealthKind.LINK_FLAPS,
+        key="link_flaps",
+        title="Link Flaps",
+        measured=("carrier_down_count",),
+        first_present=False,
+        fatal_counters=("carrier_down_count",),
+        counting=Counting.COUNT,
+        fatal=False,
+        default_window=60.0,
+        window_limits=(1.0, 86400.0),
+        default_sf=3.0,  # NVSentinel: more than two carrier changes an interval
+        threshold_unit="carrier-downs per window",
+        buckets=_SMALL_COUNTS,
+    ),
+    HealthFacts(
+        kind=HealthKind.IB_FATAL,
+        key="ib_fatal",
+        title="InfiniBand Fatal",
+        measured=_IB_FATAL,
+        first_present=False,
+        fatal_counters=_IB_FATAL,
+        counting=Counting.COUNT,
+        fatal=True,  # each breaks the lossless contract (NVSentinel's fatal set)
+        default_window=10.0,
+        window_limits=(1.0, 3600.0),
+        default_sf=1.0,
+        threshold_unit="errors per window",
+        buckets=_SMALL_COUNTS,
+    ),
+)
+
+HEALTH_FACTS: dict[HealthKind, HealthFacts] = {facts.kind: facts for facts in HEALTH}
+HEALTH_BY_KEY: dict[str, HealthFacts] = {facts.key: facts for facts in HEALTH}
+assert list(HEALTH_FACTS) == list(HealthKind), "one row per health monitor, in HealthKind order"
+assert all(facts.key == facts.kind.value.replace("-", "_") for facts in HEALTH), "keys are the kinds' names"
+assert not {facts.key for facts in HEALTH} & {facts.key for facts in MONITORS}, "health keys are not standard keys"
+assert all(list(f.buckets) == sorted(set(f.buckets)) for f in HEALTH), "bucket bounds ascend"
+assert all(f.fatal <= bool(f.fatal_counters) for f in HEALTH), "fatal by default only with fatal counters"
+assert all(f.window_limits[0] <= f.default_window <= f.window_limits[1] and f.default_sf > 0 for f in HEALTH), (
+    "defaults within limits"
+)
+assert {name for f in MONITORS for name in f.counters} <= set(COUNTERS), "counters are sample fields"
+assert {name for f in HEALTH for name in f.counters} <= set(COUNTERS), "counters are sample fields"

@@ -13,6 +13,9 @@ break a restore.  `restore` puts it back into a fresh `LinkMonitoring`:
 * the active events are the truth: a log entry marked active that is no saved active
   event is shown cleared.
 
+NIC health events are saved and restored as the others (their entries carry ``monitor``,
+their keys a health monitor's name); states saved before them load unchanged.
+
 The file is input like any other: whatever it holds, `restore` either restores or raises
 ValueError naming the problem, and then leaves `monitoring` as it was.  Version 2 (the
 same shape, the entries under the names of schema 1 of ``show port``: ``time``
@@ -30,7 +33,7 @@ from typing import Any
 from efmoam.core.linkmon.engine import LinkMonitoring
 from efmoam.core.linkmon.eventlog import FLAG_SLOTS, NOT_A_THRESHOLD, EventLog, EventLogEntry, Location, Severity
 from efmoam.core.linkmon.events import ActiveEvent, EventKey
-from efmoam.core.linkmon.kinds import FACTS, MonitorKind
+from efmoam.core.linkmon.kinds import FACTS, HEALTH_FACTS, HealthKind, MonitorKind
 from efmoam.core.linkmon.settings import PortAction
 from pdu.enums import FLAG_EVENT_TYPES, Flag
 
@@ -142,8 +145,13 @@ def _check(event: ActiveEvent) -> None:
     what = key.view()
     if not entry.active or entry.location is not key.location:
         raise ValueError(f"saved active event {what} has an entry of another location or a cleared one")
-    expected = FLAG_EVENT_TYPES[source] if isinstance(source, Flag) else FACTS[source].log_type
-    if entry.event_type is not expected:
+    if isinstance(source, Flag):
+        expected, monitor = FLAG_EVENT_TYPES[source], None
+    elif isinstance(source, HealthKind):
+        expected, monitor = HEALTH_FACTS[source].log_type, HEALTH_FACTS[source].key
+    else:
+        expected, monitor = FACTS[source].log_type, None
+    if entry.event_type is not expected or entry.monitor != monitor:
         raise ValueError(f"saved active event {what} has an entry of type {int(entry.event_type)}")
     allowed = source if isinstance(source, Flag) else _FAILURE_FLAGS
     if event.flags & ~allowed or (key.location is Location.REMOTE and event.flags):

@@ -5,16 +5,22 @@ standard window and an sf-threshold of 1; sd-threshold is off, and so are the cl
 thresholds (sd-clear, sf-clear: hysteresis, as Nokia's 7705 SAR has).  A signal failure takes
 the port out of service and sends one Event Notification; the peer's flags take the
 port out of service, the peer's Event Notifications are only logged.
+
+The NIC health monitors (`HealthSettings`) are off by default too; once enabled they use
+their row of `kinds.HEALTH`: its window, sf-threshold and whether it is fatal.  Their
+thresholds are counts per window or rates per second (floats) as the row says; a fatal
+monitor fails on any increase of its fatal counters, whatever sf-threshold says.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from typing import Any
 
 import attrs
 
-from efmoam.core.linkmon.kinds import FACTS, MonitorKind
+from efmoam.core.linkmon.kinds import FACTS, HEALTH, HEALTH_FACTS, Counting, HealthKind, MonitorKind
 from pdu.enums import Flag
 
 
@@ -77,6 +83,55 @@ class MonitorSettings:
                 )
 
 
+#: the highest health threshold accepted (a rate above it is no measurement)
+HEALTH_THRESHOLD_MAX = 1e15
+
+
+@attrs.frozen
+class HealthSettings:
+    """One NIC health monitor.  None: the value of its row in `kinds.HEALTH`."""
+
+    enabled: bool = False
+    window: float | None = None  #: seconds
+    sf_threshold: float | None = None  #: per window or per second, as the row counts
+    sd_threshold: float | None = None  #: None (or 0): no signal degrade
+    fatal: bool | None = None
+
+    def effective(self, kind: HealthKind) -> tuple[float, float, float | None, bool]:
+        """(window, sf, sd, fatal) with the row's defaults filled in."""
+        facts = HEALTH_FACTS[kind]
+        window = facts.default_window if self.window is None else self.window
+        sf = facts.default_sf if self.sf_threshold is None else self.sf_threshold
+        fatal = facts.fatal if self.fatal is None else self.fatal
+        return window, sf, self.sd_threshold or None, fatal
+
+    def check(self, kind: HealthKind) -> None:
+        """Raise ValueError when a value is out of range for `kind`."""
+        facts = HEALTH_FACTS[kind]
+        name = facts.key
+        low, high = facts.window_limits
+        numbers = (("window", self.window), ("sf-threshold", self.sf_threshold), ("sd-threshold", self.sd_threshold))
+        for what, value in numbers:
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise ValueError(f"{name} {what} must be a number, not {value!r}")
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"{name} {what} must be a finite number, not {value}")
+        if self.fatal is not None and not isinstance(self.fatal, bool):
+            raise ValueError(f"{name} fatal must be true or false, not {self.fatal!r}")
+        if self.window is not None and not low <= self.window <= high:
+            raise ValueError(f"{name} window must be between {low:g} and {high:g} seconds, not {self.window:g}")
+        _, sf, sd, fatal = self.effective(kind)
+        unit = facts.threshold_unit
+        if not 0 < sf <= HEALTH_THRESHOLD_MAX:
+            raise ValueError(f"{name} sf-threshold must be above 0 and at most {HEALTH_THRESHOLD_MAX:g}, not {sf:g}")
+        if sd is not None and not 0 < sd < sf:
+            raise ValueError(f"{name} sd-threshold {sd:g} must be above 0 and below sf-threshold {sf:g} ({unit})")
+        if facts.counting is Counting.COUNT and any(t is not None and t != int(t) for t in (sf, sd)):
+            raise ValueError(f"{name} thresholds are whole numbers ({unit})")
+        if fatal and not facts.fatal_counters:
+            raise ValueError(f"{name} cannot be fatal: it has no fatal counter (its rate has sd/sf thresholds)")
+
+
 @attrs.frozen
 class LocalSfAction:
     """What a local signal failure does (local-sf-action)."""
@@ -109,6 +164,10 @@ def _check_monitor(_inst: Any, attribute: Any, value: MonitorSettings) -> None:
     value.check(next(facts.kind for facts in FACTS.values() if facts.key == attribute.name))
 
 
+def _check_health(_inst: Any, attribute: Any, value: HealthSettings) -> None:
+    value.check(next(facts.kind for facts in HEALTH if facts.key == attribute.name))
+
+
 @attrs.frozen
 class LinkMonitoringSettings:
     """Link monitoring of one port.  Enabling it advertises the Link Events capability."""
@@ -118,6 +177,11 @@ class LinkMonitoringSettings:
     errored_frame: MonitorSettings = attrs.field(default=MonitorSettings(), validator=_check_monitor)
     errored_frame_period: MonitorSettings = attrs.field(default=MonitorSettings(), validator=_check_monitor)
     errored_frame_seconds: MonitorSettings = attrs.field(default=MonitorSettings(), validator=_check_monitor)
+    fec_uncorrectable: HealthSettings = attrs.field(default=HealthSettings(), validator=_check_health)
+    fec_corrected: HealthSettings = attrs.field(default=HealthSettings(), validator=_check_health)
+    pause_storm: HealthSettings = attrs.field(default=HealthSettings(), validator=_check_health)
+    link_flaps: HealthSettings = attrs.field(default=HealthSettings(), validator=_check_health)
+    ib_fatal: HealthSettings = attrs.field(default=HealthSettings(), validator=_check_health)
     local_sf_action: LocalSfAction = LocalSfAction()
     peer_actions: PeerActions = PeerActions()
     #: symbols per second of the PHY; None: derived from the link speed
@@ -128,8 +192,16 @@ class LinkMonitoringSettings:
         value: MonitorSettings = getattr(self, FACTS[kind].key)
         return value
 
+    def health(self, kind: HealthKind) -> HealthSettings:
+        """The settings of one NIC health monitor."""
+        value: HealthSettings = getattr(self, HEALTH_FACTS[kind].key)
+        return value
+
 
 # the monitors' fields are named by the table's keys
 assert [a.name for a in attrs.fields(LinkMonitoringSettings) if a.name.startswith("errored_")] == [
     facts.key for facts in FACTS.values()
+]
+assert [a.name for a in attrs.fields(LinkMonitoringSettings) if isinstance(a.default, HealthSettings)] == [
+    facts.key for facts in HEALTH
 ]

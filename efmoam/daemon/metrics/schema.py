@@ -31,7 +31,7 @@ from efmoam.core.linkmon.kinds import FACTS, MonitorKind
 from efmoam.core.linkmon.monitors import MonitorState
 from efmoam.core.outputs import DropReason, PeerInfo, PeerQuirk
 from efmoam.core.policy.settings import EventName
-from efmoam.core.stats import RFC4878_NAMES, OamStatistics
+from efmoam.core.stats import OUI_SLOTS, RFC4878_NAMES, OamStatistics
 from efmoam.daemon.metrics.telemetry import EVENT_CLASSES, NO_EVENTS, RuntimeLike, Telemetry
 from efmoam.views.data import OPER_STATUS_NAMES
 from pdu import DecodeReason, format_oui
@@ -350,8 +350,23 @@ QUIRKS = Group(
     lambda counts: ((PEER_QUIRKS, (quirk.value,), count) for quirk, count in zip(PeerQuirk, counts, strict=True)),
 )
 
+ORG_SPECIFIC_RX_BY_OUI = Family(
+    "efmoam_org_specific_rx_by_oui_total",
+    "counter",
+    f"Organization Specific OAMPDUs received, by OUI (the first {OUI_SLOTS} OUIs heard; the others summed under"
+    ' oui="other"): together efmoam_org_specific_rx_total',
+    ("oui",),
+)
+ORG_SPECIFIC = Group(
+    (ORG_SPECIFIC_RX_BY_OUI,),
+    lambda runtime, _telemetry, _offset: tuple(
+        (oui, count) for oui, _name, count in runtime.port.org_specific_rx_by_oui.labelled()
+    ),
+    lambda counts: ((ORG_SPECIFIC_RX_BY_OUI, (oui,), count) for oui, count in counts),
+)
+
 #: every group, in the order their families are exposed
-GROUPS = (DISCOVERY, PEER, PORT_VALUES, MONITORS, EVENTS, POLICY, COUNTER_SOURCE, DROPS, QUIRKS)
+GROUPS = (DISCOVERY, PEER, PORT_VALUES, MONITORS, EVENTS, POLICY, COUNTER_SOURCE, DROPS, QUIRKS, ORG_SPECIFIC)
 #: every family, in exposition order
 FAMILIES = tuple(family for group in GROUPS for family in group.families)
 assert len(set(FAMILIES)) == len(FAMILIES), "a family in two groups"
