@@ -5,7 +5,10 @@ definition of every field.  Decoding is strict about framing and tolerant about 
 frames are taken as Linux hands them (no FCS, possibly shorter than 60 octets, with or
 without an End-of-TLV marker, any trailing padding), every length is checked, and
 `DecodeError` is the only exception that can escape.  The work is linear in the frame
-length.  A TLV after the End marker is padding and is not looked at.
+length.  A TLV after the End marker is padding and is not looked at.  The hot objects are
+built without attrs' generated ``__init__`` where that is shown, at import, to build the
+same objects (`fast_constructor`), and Information TLVs, which recur from frame to frame,
+are shared through a bounded memo (as reserved TLVs are).
 
 Encoding pads to the 60-octet minimum.  An End marker is written only where it is not
 already implied: a PDU shorter than 60 octets gets it from the zero padding, one of
@@ -18,7 +21,9 @@ from __future__ import annotations
 import functools
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+import attrs
 
 from pdu import layers as L
 from pdu.enums import (
@@ -107,6 +112,52 @@ EVENT_TLV_FIELD_BITS: dict[EventTlvType, dict[str, int]] = {
 
 # -- decode -------------------------------------------------------------------------------
 
+_T = TypeVar("_T")
+
+
+def fast_constructor(cls: type[_T], sample: tuple[Any, ...]) -> Callable[..., _T]:
+    """``cls(*values)`` (every field given, in order) without attrs' generated ``__init__``.
+
+    A frozen class's ``__init__`` sets each field through ``object.__setattr__`` and costs
+    as much as the rest of decoding a TLV; this sets the slots through their descriptors,
+    with the fields' converters, and clears the cached hash, as ``__init__`` does.  It is
+    used only if it builds an object equal to ``cls(*sample)``, with the same hash and
+    repr (checked here, at import, whatever the attrs version); otherwise ``cls`` is.
+    """
+    try:
+        fields = attrs.fields(cls)  # type: ignore[arg-type]
+        names = [field.name for field in fields]
+        slots = set(getattr(cls, "__slots__", ())) - {"__weakref__"}
+        if slots - {*names, "_attrs_cached_hash"} or any(f.validator or not f.init for f in fields):
+            return cls
+        namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
+        lines = [f"def build({', '.join(names)}):", "    obj = new(cls)"]
+        for name, field in zip(names, fields, strict=True):
+            namespace[f"set_{name}"] = getattr(cls, name).__set__
+            value = name
+            if field.converter is not None:
+                namespace[f"convert_{name}"] = field.converter
+                value = f"convert_{name}({name})"
+            lines.append(f"    set_{name}(obj, {value})")
+        if "_attrs_cached_hash" in slots:
+            namespace["set_hash"] = cls._attrs_cached_hash.__set__  # type: ignore[attr-defined]
+            lines.append("    set_hash(obj, None)")
+        exec("\n".join([*lines, "    return obj"]), namespace)  # built from the field names only
+        build: Callable[..., _T] = namespace["build"]
+        made, expected = build(*sample), cls(*sample)
+        if made == expected and hash(made) == hash(expected) and repr(made) == repr(expected):
+            return build
+    except Exception:  # any surprise in attrs' internals: the plain constructor
+        return cls
+    return cls
+
+
+_SRC = "02:00:00:00:00:01"
+_new_info_tlv = fast_constructor(InfoTlv, (1, 1, 2, 0, 0, 0, 0x0D, 0, 1500, 0x001122, 1))
+_new_link_event = fast_constructor(LinkEventTlv, (1, 2, 3, 4, 5, 6, 7))
+_new_information = fast_constructor(Information, (_SRC, 0x50, ()))
+_new_event_notification = fast_constructor(EventNotification, (_SRC, 0x50, 1, ()))
+
 
 def decode(frame: bytes) -> Oampdu:
     """Decode one Ethernet frame (no FCS) into the model, or raise `DecodeError`."""
@@ -145,15 +196,31 @@ def _tagged_slow_frame(frame: bytes) -> bool:
 
 _VLAN_TAGS = frozenset(t.to_bytes(2, "big") for t in VLAN_ETHERTYPES)
 _UNKNOWN_TLVS: dict[bytes, UnknownTlv] = {}  # memo: a flood of small TLVs costs lookups
+# memo: an Information TLV recurs (a peer's Local TLV in every frame, echoed as the other's
+# Remote TLV), and building the frozen object costs ten times the lookup
+_INFO_TLVS: dict[bytes, InfoTlv] = {}
+_MEMO_SIZE = 4096
 
 
 def _unknown_tlv(frame: bytes, offset: int, length: int) -> UnknownTlv:
     raw = frame[offset : offset + length]
     tlv = _UNKNOWN_TLVS.get(raw)
     if tlv is None:
-        if len(_UNKNOWN_TLVS) >= 4096:
+        if len(_UNKNOWN_TLVS) >= _MEMO_SIZE:
             _UNKNOWN_TLVS.clear()
         tlv = _UNKNOWN_TLVS[raw] = UnknownTlv(raw[0], raw[2:])
+    return tlv
+
+
+def _info_tlv(frame: bytes, offset: int) -> InfoTlv:
+    """The Local or Remote Information TLV at `offset` (its length checked by the caller)."""
+    raw = frame[offset : offset + _INFO_SIZE]
+    tlv = _INFO_TLVS.get(raw)
+    if tlv is None:
+        if len(_INFO_TLVS) >= _MEMO_SIZE:
+            _INFO_TLVS.clear()
+        tlv_type, _, *fields = _unpack_info(raw, 0)
+        tlv = _INFO_TLVS[raw] = _new_info_tlv(tlv_type, *fields)
     return tlv
 
 
@@ -183,14 +250,13 @@ def _decode_information(frame: bytes, src: str, flags: int) -> Information:
         if tlv_type in _INFO_TYPES:
             if length != _INFO_SIZE:
                 raise DecodeError(DecodeReason.INFO_TLV_LENGTH, offset, f"length {length}")
-            tlv_type, _, *fields = _unpack_info(frame, offset)
-            tlvs.append(InfoTlv(tlv_type, *fields))
+            tlvs.append(_info_tlv(frame, offset))
         elif tlv_type == _ORG:
             tlvs.append(_org_tlv(frame, offset, length))
         else:
             tlvs.append(_unknown_tlv(frame, offset, length))
         offset += length
-    return Information(src, flags, tuple(tlvs))
+    return _new_information(src, flags, tuple(tlvs))
 
 
 def _decode_event_notification(frame: bytes, src: str, flags: int) -> EventNotification:
@@ -209,13 +275,13 @@ def _decode_event_notification(frame: bytes, src: str, flags: int) -> EventNotif
                     DecodeReason.EVENT_TLV_LENGTH, offset, f"type {tlv_type:#04x} length {length} != {layout.size}"
                 )
             tlv_type, _, *fields = layout.unpack_from(frame, offset)
-            tlvs.append(LinkEventTlv(tlv_type, *fields))
+            tlvs.append(_new_link_event(tlv_type, *fields))
         elif tlv_type == _ORG:
             tlvs.append(_org_tlv(frame, offset, length))
         else:
             tlvs.append(_unknown_tlv(frame, offset, length))
         offset += length
-    return EventNotification(src, flags, sequence, tuple(tlvs))
+    return _new_event_notification(src, flags, sequence, tuple(tlvs))
 
 
 def _decode_variable_request(frame: bytes, src: str, flags: int) -> VariableRequest:

@@ -1,8 +1,10 @@
 """Observe-mode replay: cost per frame in-process, and the issue's bars against tshark.
 
-The captures are those of ``tests/bench/decode_vs_tshark.py``.  Run with
+The captures are those of ``tests/bench/replay_vs_tshark.py`` (``steady``, ``distinct``:
+every frame news, ``realistic``: another implementation's session repeated).  Run with
 ``pytest tests/bench --benchmark-enable``; ``tests/bench/replay_vs_tshark.py`` prints the
-full comparison (and the peak RSS at 1,000,000 frames).
+full comparison (with ``--baseline``, against another tree; and the peak RSS at
+1,000,000 frames).
 """
 
 from __future__ import annotations
@@ -16,19 +18,19 @@ from typing import Any
 import pytest
 
 from efmoam.offline.replay.report import run_observe
-from tests.bench.decode_vs_tshark import SCENARIOS, generate, write_pcap
-from tests.bench.replay_vs_tshark import RATIO, RSS_GROWTH, compare, replay_command, run_measured
+from tests.bench.decode_vs_tshark import write_pcap
+from tests.bench.replay_vs_tshark import GENERATORS, RATIO, RSS_GROWTH, compare, generate, replay_command, run_measured
 
 FRAMES = 20_000
 
 
 @pytest.mark.bench
-@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+@pytest.mark.parametrize("scenario", sorted(GENERATORS))
 def test_replay_per_frame(benchmark: Any, tmp_path: Path, scenario: str) -> None:
     if benchmark.disabled:
         pytest.skip("a benchmark: run with --benchmark-enable")
     capture = tmp_path / f"{scenario}.pcap"
-    write_pcap(capture, SCENARIOS[scenario](FRAMES))
+    write_pcap(capture, GENERATORS[scenario](FRAMES))
 
     def replay_file() -> int:
         with open(os.devnull, "w") as out:
@@ -41,12 +43,13 @@ def test_replay_per_frame(benchmark: Any, tmp_path: Path, scenario: str) -> None
 @pytest.mark.bench
 @pytest.mark.tshark
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark")
-def test_replay_time_next_to_tshark(benchmark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("scenario", sorted(GENERATORS))
+def test_replay_time_next_to_tshark(benchmark: Any, tmp_path: Path, scenario: str) -> None:
     """Both on the same 100,000-frame capture; the ratio (target >= 2) is reported, not asserted."""
     if benchmark.disabled:
         pytest.skip("a benchmark: run with --benchmark-enable")
-    capture = tmp_path / "steady.pcap"
-    generate(capture, "steady", 100_000)
+    capture = tmp_path / f"{scenario}.pcap"
+    generate(capture, scenario, 100_000)
     results = benchmark.pedantic(compare, args=(capture, 3), rounds=1, iterations=1)
     ratio = results["tshark"][0] / results["replay"][0]
     benchmark.extra_info.update(

@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from efmoam.core import DiscoveryState
-from efmoam.offline.replay import observe as observe_module
+from efmoam.offline.replay import observe as observe_module, timeline as timeline_module
 from efmoam.offline.replay.findings import KINDS, MAX_FRAMES, Limits
 from efmoam.offline.replay.observe import implausibilities, infer_state
 from pdu import (
@@ -430,8 +430,8 @@ def test_repeated_frames_are_not_decoded_again() -> None:
 
 
 def test_what_a_speaker_keeps_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(observe_module, "MAX_EVENTS", 5)
-    monkeypatch.setattr(observe_module, "MAX_FINDINGS", 3)
+    monkeypatch.setattr(timeline_module, "MAX_EVENTS", 5)
+    monkeypatch.setattr(timeline_module, "MAX_FINDINGS", 3)
     notifications = [
         (T0 + 1 + n * 0.2, event(A, n, LinkEventTlv(EventTlvType.ERRORED_FRAME, n, 10_000 + n, 1, 5, 5 * n + 5, n + 1)))
         for n in range(20)

@@ -158,42 +158,50 @@ def _capabilities_text(entry: JsonObject) -> str:
     )
 
 
-def _extra(entry: JsonObject, skip: tuple[str, ...]) -> str:
-    extra = [f"{k}={v}" for k, v in entry.items() if k not in skip and k not in _COMMON]
+_COMMON = frozenset(("frame", "time", "t", "speaker", "what"))
+_FINDING_KEYS = _COMMON | {"kind", "detail"}
+
+
+def _extra(entry: JsonObject, skip: frozenset[str]) -> str:
+    extra = [f"{k}={v}" for k, v in entry.items() if k not in skip]
     return f" ({', '.join(extra)})" if extra else ""
 
 
-_COMMON = ("frame", "time", "t", "speaker", "what")
+def _revision_text(entry: JsonObject) -> str:
+    changed = entry.get("changed")
+    return f"revision {entry['revision']}" + (f": {', '.join(changed)} changed" if changed else "")
+
+
+def _state_text(entry: JsonObject) -> str:
+    text = f"state {entry['state']}"
+    if entry.get("inferred"):
+        text += " (inferred: fell back to ACTIVE_SEND_LOCAL)"
+    if "after" in entry:
+        text += f" ({entry['after']:.3f} s after Discovery began)"
+    return text
+
+
+#: what -> the text of a timeline entry of that kind (after FRAME, TIME and SPEAKER)
+_WHAT_TEXT: dict[str, Callable[[JsonObject], str]] = {
+    "speaker": lambda entry: f"new speaker on interface {entry['interface']}",
+    "capabilities": lambda entry: f"advertises {_capabilities_text(entry)}, revision {entry['revision']}",
+    "revision": _revision_text,
+    "state": _state_text,
+    "event": lambda entry: _event_text(entry["event"]),
+    "duplicate_event": lambda entry: f"duplicate event_notification  seq={entry['sequence']}",
+    "finding": lambda entry: f"FINDING {entry['kind']}: {entry['detail']}" + _extra(entry, _FINDING_KEYS),
+    "capture_gap": lambda entry: (
+        f"CAPTURE GAP: no frame for {entry['seconds']:.3f} s after frame {entry['after_frame']}"
+    ),
+}
 
 
 def render_entry(entry: JsonObject) -> str:
     """One timeline line."""
     what = entry["what"]
-    speaker = entry["speaker"] or "-"
-    if what == "speaker":
-        text = f"new speaker on interface {entry['interface']}"
-    elif what == "capabilities":
-        text = f"advertises {_capabilities_text(entry)}, revision {entry['revision']}"
-    elif what == "revision":
-        changed = entry.get("changed")
-        text = f"revision {entry['revision']}" + (f": {', '.join(changed)} changed" if changed else "")
-    elif what == "state":
-        text = f"state {entry['state']}"
-        if entry.get("inferred"):
-            text += " (inferred: fell back to ACTIVE_SEND_LOCAL)"
-        if "after" in entry:
-            text += f" ({entry['after']:.3f} s after Discovery began)"
-    elif what == "event":
-        text = _event_text(entry["event"])
-    elif what == "duplicate_event":
-        text = f"duplicate event_notification  seq={entry['sequence']}"
-    elif what == "finding":
-        text = f"FINDING {entry['kind']}: {entry['detail']}" + _extra(entry, ("kind", "detail"))
-    elif what == "capture_gap":
-        text = f"CAPTURE GAP: no frame for {entry['seconds']:.3f} s after frame {entry['after_frame']}"
-    else:
-        text = what + _extra(entry, ())
-    return f"{entry['frame']}  {entry['t']:.6f}  {speaker}  {text}"
+    text_of = _WHAT_TEXT.get(what)
+    text = what + _extra(entry, _COMMON) if text_of is None else text_of(entry)
+    return f"{entry['frame']}  {entry['t']:.6f}  {entry['speaker'] or '-'}  {text}"
 
 
 def _frames_text(frames: list[int], count: int, last: int) -> str:
@@ -286,22 +294,33 @@ def run_check(
     write: bool = False,
     json_output: bool = False,
     limits: Limits | None = None,
+    stdin: BinaryIO | None = None,
 ) -> int:
     """``--check``: compare what replay finds with the expectations file (0 match, 1 not, 2 unreadable).
 
-    With `write`, (re)write the expectations file from what replay finds instead.
+    With `write`, (re)write the expectations file from what replay finds instead.  The
+    capture is read once: `source` "-" streams `stdin`, which has no file to put the
+    sidecar beside, so `expect_path` is then required (the command line says so).
     """
     from efmoam.offline.replay import expect  # noqa: PLC0415
+    from efmoam.offline.source import is_stdin, source_name  # noqa: PLC0415
 
+    if expect_path is None and is_stdin(source, stdin):
+        raise ValueError("standard input has no expectations file beside it: give expect_path")
+    name = source_name(source, stdin)
     path = expect.sidecar_path(source) if expect_path is None else expect_path
-    observer, problem = observe_file(source, limits=limits)
+    observer, problem = observe_file(source, limits=limits, stdin=stdin)
     if problem:
         err.write(f"efmoam replay: error: {problem}\n")
         return EXIT_UNREADABLE
     summary = observer.summary()
     status = exit_status(observer, problem)
     if write:
-        expect.write(path, summary, status)
+        try:
+            expect.write(path, summary, status)
+        except OSError as error:
+            err.write(f"efmoam replay: error: cannot write {os.fspath(path)}: {error.strerror or error}\n")
+            return EXIT_UNREADABLE
         out.write(f"{os.fspath(path)}: written\n")
         return EXIT_OK
     try:
@@ -311,11 +330,11 @@ def run_check(
         return EXIT_UNREADABLE
     diffs = expect.compare(expected, summary, status)
     if json_output:
-        result = {"file": os.fspath(source), "expect": os.fspath(path), "ok": not diffs, "differences": diffs}
+        result = {"file": name, "expect": os.fspath(path), "ok": not diffs, "differences": diffs}
         out.write(json.dumps(result, indent=1) + "\n")
     elif diffs:
-        out.write(f"{os.fspath(source)}: {len(diffs)} differences from {os.fspath(path)}:\n")
+        out.write(f"{name}: {len(diffs)} differences from {os.fspath(path)}:\n")
         out.write("".join(f"  {line}\n" for line in diffs))
     else:
-        out.write(f"{os.fspath(source)}: as expected ({os.fspath(path)})\n")
+        out.write(f"{name}: as expected ({os.fspath(path)})\n")
     return EXIT_FINDINGS if diffs else EXIT_OK

@@ -1,9 +1,10 @@
 """What observe mode knows of one speaker, and of one capture interface; the speaker's summary.
 
 Design: plain slotted objects, no behaviour beyond reading themselves: the observer
-(`observe.Observer`) updates them frame by frame, in its per-frame loop, and the rules
-(`rules`) judge them.  The per-speaker lists are capped by the observer; the timeline has
-everything.  The Discovery state is inferred from what a speaker sends (`infer_state`).
+(`observe.Observer`) and its trackers (`discovery`, `loopbacks`, `silences`, `timeline`)
+update them frame by frame, and the rules (`rules`) judge them.  The per-speaker lists are
+capped where they grow; the timeline has everything.  The Discovery state is inferred
+from what a speaker sends (`infer_state`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "infer_state",
     "loopback_state",
     "relative_time",
+    "shown_state",
     "speaker_summary",
 ]
 
@@ -54,9 +56,13 @@ def infer_state(pdu: Information) -> str | None:
                 local = True
             elif tlv.type == InfoTlvType.REMOTE:
                 remote = True
-    flags = int(pdu.flags)
+    return shown_state(int(pdu.flags), local, remote, bool(pdu.tlvs))
+
+
+def shown_state(flags: int, local: bool, remote: bool, tlvs: bool) -> str | None:
+    """`infer_state` of an Information OAMPDU with these flags, Local and Remote TLVs (and any TLV)."""
     if not local:
-        return FAULT if flags & _LINK_FAULT and not pdu.tlvs else None
+        return FAULT if flags & _LINK_FAULT and not tlvs else None
     if not remote:
         return ACTIVE_SEND_LOCAL
     if flags & EVALUATING_AND_STABLE == _LOCAL_STABLE:
@@ -188,6 +194,14 @@ class Interface:
         self.gap_end = float("-inf")  # and when it ended (the first frame after it)
         # no speaker can have been silent for the lost-link time before this (a lower bound)
         self.silence_deadline = float("inf")
+
+    def peer(self, speaker: Speaker) -> Speaker | None:
+        """The other speaker on the link (the latest heard, if there are several)."""
+        best: Speaker | None = None
+        for other in self.speakers.values():
+            if other is not speaker and (best is None or other.last_time > best.last_time):
+                best = other
+        return best
 
 
 _KIND_ORDER = list(KINDS)
