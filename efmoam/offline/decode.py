@@ -107,6 +107,7 @@ from typing import Any, BinaryIO, NamedTuple, TextIO
 import attrs
 
 from efmoam.offline.capture import CaptureError, CaptureRecord, iter_capture, read_capture
+from efmoam.offline.source import source_name
 from pdu import (
     Code,
     DecodeError,
@@ -796,7 +797,7 @@ def run_decode(
     writing to *out* propagates (the caller decides how to exit).
     """
     decoder = CaptureDecoder(json_output)
-    name = "<stdin>" if str(source) == "-" and stdin is not None else os.fspath(source)
+    name = source_name(source, stdin)
     chunk_lines = 1 if _is_tty(out) else _CHUNK_LINES
     problem = ""
     try:

@@ -35,6 +35,7 @@ from efmoam.offline.capture import CaptureError
 from efmoam.offline.decode import JsonObject, NotEthernetError, format_text, open_records
 from efmoam.offline.replay.findings import Limits
 from efmoam.offline.replay.observe import Observer
+from efmoam.offline.source import source_name
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_UNREADABLE", "observe_file", "render_entry", "run_check", "run_observe"]
 
@@ -54,7 +55,7 @@ def observe_file(
 ) -> tuple[Observer, str]:
     """Observe the capture `source`; returns the observer and the problem ("" if none)."""
     observer = Observer(limits, on_entry)
-    name = "<stdin>" if str(source) == "-" and stdin is not None else os.fspath(source)
+    name = source_name(source, stdin)
     problem = ""
     try:
         records = open_records(source, stdin)
@@ -91,7 +92,7 @@ def run_observe(
     """Observe `source`, write the report to `out` and problems to `err`; the exit status."""
     limits = limits or Limits()
     if json_output:
-        head = {"schema": 1, "file": os.fspath(source), "mode": "observe", "limits": limits.to_dict()}
+        head = {"schema": 1, "file": source_name(source, stdin), "mode": "observe", "limits": limits.to_dict()}
         out.write(_dumps(head)[:-1] + ',"timeline":[')
         separator = ["\n"]
 
