@@ -965,9 +965,28 @@ class _Loader:
         return DaemonConfig(**_values(tree), **nested)
 
     def shadowed(self, rules: Sequence[_Rule]) -> None:
-        """Report the rules that an earlier rule hides: the first rule that fits wins."""
+        """Report the rules that an earlier rule hides: the first rule that fits wins.
+
+        `_Rule.covers` decides; only the earlier rules that can cover are asked (linear
+        in the rules, not quadratic, for thousands of literal names): the first rule of
+        each match text (a ``*`` rule among them) per physical_only, and the glob
+        patterns, which only a literal name can fall under.
+        """
+        first: dict[tuple[str, bool], tuple[int, _Rule]] = {}
+        patterns: list[tuple[int, _Rule]] = []
         for index, rule in enumerate(rules):
-            earlier = next((other for other in rules[:index] if other.covers(rule)), None)
+            match = rule.match
+            candidates = (
+                [] if match is None else [first.get((text, only)) for text in ("*", match) for only in (False, True)]
+            )
+            if match is not None and not any(char in match for char in "*?["):
+                candidates.extend(patterns)
+            covering = [found for found in candidates if found is not None and found[1].covers(rule)]
+            earlier = min(covering, key=lambda found: found[0])[1] if covering else None
+            if match is not None:
+                first.setdefault((match, bool(rule.physical_only)), (index, rule))
+                if match != "*" and any(char in match for char in "*?["):
+                    patterns.append((index, rule))
             if earlier is not None:
                 where = rule.tree_match or rule.node
                 message = (
