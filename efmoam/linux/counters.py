@@ -17,7 +17,7 @@ sysfs          the same files under <sysfs_root>/class/net/<if>/statistics/
 driver         ``ethtool -S`` names (SIOCETHTOOL) mapped per driver (`DRIVER_COUNTERS`)
 infiniband     <sysfs_root>/class/infiniband/<dev>/ports/<n>/counters/: port_rcv_errors /
                port_rcv_packets / symbol_error
-file           a JSON or YAML file of cumulative counters per port, re-read on every read
+file           a JSON or YAML file of cumulative counters per port, read when it changed
 auto           per counter, the first of ethtool, driver, infiniband, rtnetlink (sysfs when
                rtnetlink cannot be opened) that provides it
 =============  ==========================================================================
@@ -631,18 +631,24 @@ class DriverSource(BaseCounterSource):
 # --------------------------------------------------------------------------- file
 
 
-def _load_document(path: Path) -> Any:
-    """The parsed content of a counter file; CounterError for anything wrong with it.
-
-    The file is read with `read_untrusted` (a regular file of at most
-    `COUNTER_FILE_LIMIT` bytes; a FIFO or a device is refused, never waited on), the
-    text must be UTF-8, and YAML goes through `BoundedYamlLoader` (nesting and aliases
-    bounded).  Whatever the file holds, nothing but CounterError is raised.
-    """
+def _read_document(path: Path) -> bytes:
+    """The bytes of a counter file, read with `read_untrusted` (a regular file of at most
+    `COUNTER_FILE_LIMIT` bytes; a FIFO or a device is refused, never waited on);
+    CounterError when it cannot be read."""
     try:
-        text = read_untrusted(path, COUNTER_FILE_LIMIT, "a counter file").decode("utf-8")
+        return read_untrusted(path, COUNTER_FILE_LIMIT, "a counter file")
     except OSError as exc:
         raise CounterError(f"counter file {path}: {exc.strerror or exc}") from exc
+
+
+def _parse_document(data: bytes, path: Path) -> Any:
+    """The parsed content of a counter file; CounterError for anything wrong with it.
+
+    The text must be UTF-8, and YAML goes through `BoundedYamlLoader` (nesting and
+    aliases bounded).  Whatever the bytes are, nothing but CounterError is raised.
+    """
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CounterError(f"counter file {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     is_json = path.suffix.lower() == ".json"
@@ -691,8 +697,35 @@ def validate_counters(document: Any, path: Path) -> dict[str, dict[str, int | No
     return ports
 
 
+#: the clock the kernel stamps files with (linux/time.h; Python's time module lacks the name)
+_CLOCK_REALTIME_COARSE = 5
+_SECOND_NS = 1_000_000_000
+
+
+def _file_version(status: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What changes whenever a file's content changes, but for `_may_change_unseen`."""
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
+def _stamp_step_ns(status: os.stat_result) -> int:
+    """The step of a file system's time stamps as its stamps show it: the largest power of
+    ten up to a second dividing both; whole seconds are taken for two (FAT)."""
+    step = 1
+    while step < _SECOND_NS and status.st_mtime_ns % (10 * step) == 0 and status.st_ctime_ns % (10 * step) == 0:
+        step *= 10
+    return 2 * _SECOND_NS if step == _SECOND_NS else step
+
+
+def _may_change_unseen(status: os.stat_result, clock_ns: int) -> bool:
+    """Whether a rewrite in place after `clock_ns` (`_CLOCK_REALTIME_COARSE`, read just
+    before the stat) could keep the file's stamps: they are less than a stamp step before
+    it (or after it).  Any later change is stamped at or after `clock_ns`, rounded down
+    to the step."""
+    return max(status.st_mtime_ns, status.st_ctime_ns) + _stamp_step_ns(status) > clock_ns
+
+
 class FileSource(BaseCounterSource):
-    """Cumulative counters per port from a JSON (``.json``) or YAML file, re-read on each read.
+    """Cumulative counters per port from a JSON (``.json``) or YAML file, read when it changed.
 
     ``{"eth0": {"errored_frames": 12, "frames_received": 1000, "symbol_errors": 0}}``: a
     missing counter (or a port missing from the file) is None.  Any name of `COUNTERS`
@@ -703,38 +736,81 @@ class FileSource(BaseCounterSource):
     ib_local_link_integrity_errors); any other name, and a value that is not an integer
     from 0 to 2**64 - 1, make the whole file invalid.  When the file cannot be
     read or is invalid, `read` raises `CounterError` carrying the values last read
-    (kept until the file is good again).  The file is not trusted (`_load_document`): a
-    FIFO, a device, a file over `COUNTER_FILE_LIMIT`, text that is not UTF-8, a document
-    nested too deeply or with aliases that stand for too much are all a `CounterError`.
+    (kept until the file is good again).  The file is not trusted (`_read_document`,
+    `_parse_document`): a FIFO, a device, a file over `COUNTER_FILE_LIMIT`, text that is
+    not UTF-8, a document nested too deeply or with aliases that stand for too much are
+    all a `CounterError`.
+
+    Every read reflects the file as it is then, but one poll of N ports costs one load,
+    not N: each read stats the file and reads it again only when its device, inode,
+    size, mtime or ctime changed, or when the last read came less than a stamp step
+    after the file's last change by the kernel's clock (`_may_change_unseen`: a rewrite
+    in place within the same clock tick, 1 to 10 ms, or the same stamp step, 2 s on FAT,
+    and of the same size changes none of them).  Then new bytes are parsed and
+    validated; the same bytes keep the result they had (values or error).  A file
+    replaced by rename (a new inode) is always seen.  Limits: a wall clock stepped back,
+    or a network file system stamping with another clock, can hide a rewrite in place
+    until the file changes again; one answering stat from its attribute cache (NFS) can
+    hide any change, a rename too, for as long as it caches.
     """
 
     name = "file"
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._ports: dict[str, dict[str, int | None]] | None = None
+        self._ports: dict[str, dict[str, int | None]] | None = None  #: the last good values
+        self._samples: dict[str, CounterSample] = {}  #: per port read, from `_ports`
+        self._version: tuple[int, int, int, int, int] | None = None  #: of the bytes last read
+        self._content: bytes | None = None  #: the bytes last read
+        self._invalid: str | None = None  #: why the bytes last read are not a counter file
+        self._recheck = True  #: read the bytes again even if the version is the same
 
-    def _reload(self, ifname: str) -> dict[str, dict[str, int | None]]:
+    def _refresh(self, ifname: str) -> dict[str, dict[str, int | None]]:
+        """The values as the file holds them now; CounterError with the last good ones."""
         try:
-            self._ports = validate_counters(_load_document(self.path), self.path)
+            self._follow_file()
         except CounterError as exc:
             exc.sample = self._sample(ifname) if self._ports is not None else None
             raise
-        return self._ports
+        if self._invalid is not None:
+            raise CounterError(self._invalid, self._sample(ifname) if self._ports is not None else None)
+        return self._ports or {}  # set by the first good read, never unset
+
+    def _follow_file(self) -> None:
+        """Read and parse the file if it may have changed since the last read."""
+        clock = time.clock_gettime_ns(_CLOCK_REALTIME_COARSE)
+        try:
+            status = os.stat(self.path)
+        except OSError as exc:
+            raise CounterError(f"counter file {self.path}: {exc.strerror or exc}") from exc
+        version = _file_version(status)
+        if version == self._version and not self._recheck:
+            return
+        content = _read_document(self.path)
+        if content != self._content:
+            self._content, self._invalid = content, None
+            try:
+                self._ports, self._samples = validate_counters(_parse_document(content, self.path), self.path), {}
+            except CounterError as exc:
+                self._invalid = str(exc)
+        self._version, self._recheck = version, _may_change_unseen(status, clock)
 
     def _sample(self, ifname: str) -> CounterSample:
-        counters = (self._ports or {}).get(ifname, {})
-        return CounterSample(**{name: counters.get(name) for name in COUNTERS})
+        sample = self._samples.get(ifname)
+        if sample is None:
+            counters = (self._ports or {}).get(ifname, {})
+            sample = self._samples[ifname] = CounterSample(**{name: counters.get(name) for name in COUNTERS})
+        return sample
 
     def read(self, ifname: str) -> CounterSample:
         """The port's counters as the file holds them now."""
-        self._reload(ifname)
+        self._refresh(ifname)
         return self._sample(ifname)
 
     def provides(self, ifname: str) -> dict[str, str]:
         """Counter -> "file <path> <counter>" for the counters the file has for the port."""
         try:
-            ports = self._reload(ifname)
+            ports = self._refresh(ifname)
         except CounterError:
             if self._ports is None:
                 return {}

@@ -123,7 +123,7 @@ def _counters(ifname: str) -> dict[str, Any]:
 
 def _tap(ifname: str) -> socket.socket:
     """ETH_P_ALL with the OAM filter: OAMPDUs as they arrive, before any ingress hook."""
-    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)  # receives nothing until bound (packet.py)
     try:
         attach_oam_filter(sock)
         sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)

@@ -1,13 +1,16 @@
 """One AF_PACKET socket per port for OAMPDUs (linux.md section 5).
 
-The socket is bound to the port and to EtherType 0x8809, joins 01:80:C2:00:00:02, ignores
-the frames we send, and carries a classic BPF filter that passes only untagged Slow
-Protocols frames of subtype 3 to the Slow Protocols address: LACP, Marker, OSSP and
-tagged frames never wake the daemon.  The kernel removes a VLAN tag before a packet socket
-sees the frame and, when no VLAN device takes it, clears the tag and marks a frame with a
-non-zero VLAN id "for another host"; the filter accepts only frames marked multicast, so
-tagged OAMPDUs are dropped too (a priority-tagged frame, VLAN id 0, is indistinguishable
-from an untagged one at this point).
+The socket is created with protocol 0, so it receives nothing until it is bound to the
+port and to EtherType 0x8809 (created with the EtherType, it would first be hooked on
+every interface, and bind would then wait for an RCU grace period, synchronize_net, to
+unhook it: about 10 ms a socket, against 0.05 ms; tests/bench/test_packet_bench.py).  It joins
+01:80:C2:00:00:02, ignores the frames we send, and carries a classic BPF filter that
+passes only untagged Slow Protocols frames of subtype 3 to the Slow Protocols address:
+LACP, Marker, OSSP and tagged frames never wake the daemon.  The kernel removes a VLAN tag
+before a packet socket sees the frame and, when no VLAN device takes it, clears the tag
+and marks a frame with a non-zero VLAN id "for another host"; the filter accepts only
+frames marked multicast, so tagged OAMPDUs are dropped too (a priority-tagged frame, VLAN
+id 0, is indistinguishable from an untagged one at this point).
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ class OamSocket:
         self.receive_errors = 0  #: reads that found the port down or gone
         #: frames the kernel dropped because the socket's queue was full (PACKET_STATISTICS)
         self.kernel_drops = 0
-        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_SLOW))
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)  # the protocol comes with bind
         try:
             attach_oam_filter(sock)
             sock.setsockopt(socket.SOL_SOCKET, SO_LOCK_FILTER, 1)

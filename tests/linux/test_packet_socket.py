@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import select
+import socket
 import time
 
-from efmoam.linux.packet import OamSocket
+from efmoam.linux.packet import ETH_P_SLOW, OamSocket
 from pdu import EncodeError, Information, InfoTlv, decode, encode
-from tests.linux.netns import in_netns, needs_root, veth_pair
+from tests.linux.netns import in_netns, ip, needs_root, veth_pair
 
 pytestmark = needs_root
 
@@ -55,12 +57,33 @@ def test_only_untagged_oampdus_to_the_slow_protocols_address_arrive() -> None:
             receiver.close()
 
 
+def test_the_socket_hears_only_oampdus_of_its_own_port() -> None:
+    # created with protocol 0 (issue 18): the port and EtherType 0x8809 come with bind
+    with veth_pair(MAC_A, MAC_B) as (ns_a, ns_b):
+        ip("link", "add", "veth2", "type", "veth", "peer", "name", "veth3", netns=ns_b)
+        for dev in ("veth2", "veth3"):
+            ip("link", "set", dev, "up", netns=ns_b)
+        sender = in_netns(ns_a, lambda: OamSocket("veth0"))
+        receiver = in_netns(ns_b, lambda: OamSocket("veth1"))
+        neighbour = in_netns(ns_b, lambda: OamSocket("veth3"))  # sends to veth2, next to veth1
+        witness = in_netns(ns_b, lambda: OamSocket("veth2"))
+        try:
+            with socket.socket(fileno=os.dup(receiver.fileno())) as view:
+                assert view.getsockname()[:2] == ("veth1", ETH_P_SLOW)
+            assert neighbour.send(OAMPDU)
+            assert sender.send(OAMPDU[:12] + (0x88B5).to_bytes(2, "big") + OAMPDU[14:])  # another EtherType
+            assert sender.send(OAMPDU)
+            assert wait_frames(receiver) == [OAMPDU]
+            assert wait_frames(witness, 0.1) == [OAMPDU]  # the neighbour's frame did reach the namespace
+        finally:
+            for sock in (sender, receiver, neighbour, witness):
+                sock.close()
+
+
 def test_send_on_a_down_port_is_counted_not_raised() -> None:
     with veth_pair(MAC_A, MAC_B) as (ns_a, _):
         sock = in_netns(ns_a, lambda: OamSocket("veth0"))
         try:
-            from tests.linux.netns import ip
-
             ip("link", "set", "veth0", "down", netns=ns_a)
             assert sock.send(OAMPDU) is False
             assert sock.send_errors == 1
