@@ -122,51 +122,34 @@ class EventLogEntry:
         ``event_running_total``, ``port_affecting``, ``active``; a NIC health event's
         ``monitor`` last.
         """
-        facts = _FACTS_BY_LOG_TYPE.get(self.event_type)
-        has_window = facts is not None and self.window != NOT_A_THRESHOLD
+        if self.monitor is not None:  # a NIC health event: its window in ms, seconds only
+            seconds = None if self.window == NOT_A_THRESHOLD else self.window / 1000
+            window = {**_NO_WINDOW, "window_seconds": seconds}
+        else:
+            facts = _FACTS_BY_LOG_TYPE.get(self.event_type)
+            has_window = facts is not None and self.window != NOT_A_THRESHOLD
+            window = window_view(facts, self.window) if has_window and facts is not None else _NO_WINDOW
+        view = {
+            "slot": slot,
+            "index": self.index,
+            "location": self.location.value,
+            "type": EVENT_LOG_TYPE_NAMES[self.event_type],
+            "type_number": int(self.event_type),
+            "severity": self.severity.value,
+            "time": self.wall_time,
+            "monotonic": self.time,
+            "oui": self.oui.to_bytes(3, "big").hex(":"),
+            **window,
+            "threshold": _number_view(self.threshold),
+            "errors": _number_view(self.value),
+            "error_running_total": self.running_total,
+            "event_running_total": self.event_total,
+            "port_affecting": self.port_affecting,
+            "active": self.active,
+        }
         if self.monitor is not None:
-            return self._health_view(slot)
-        return {
-            "slot": slot,
-            "index": self.index,
-            "location": self.location.value,
-            "type": EVENT_LOG_TYPE_NAMES[self.event_type],
-            "type_number": int(self.event_type),
-            "severity": self.severity.value,
-            "time": self.wall_time,
-            "monotonic": self.time,
-            "oui": self.oui.to_bytes(3, "big").hex(":"),
-            **(window_view(facts, self.window) if has_window and facts is not None else _NO_WINDOW),
-            "threshold": _number_view(self.threshold),
-            "errors": _number_view(self.value),
-            "error_running_total": self.running_total,
-            "event_running_total": self.event_total,
-            "port_affecting": self.port_affecting,
-            "active": self.active,
-        }
-
-    def _health_view(self, slot: int | None) -> dict[str, Any]:
-        seconds = None if self.window == NOT_A_THRESHOLD else self.window / 1000
-        return {
-            "slot": slot,
-            "index": self.index,
-            "location": self.location.value,
-            "type": EVENT_LOG_TYPE_NAMES[self.event_type],
-            "type_number": int(self.event_type),
-            "severity": self.severity.value,
-            "time": self.wall_time,
-            "monotonic": self.time,
-            "oui": self.oui.to_bytes(3, "big").hex(":"),
-            **_NO_WINDOW,
-            "window_seconds": seconds,
-            "threshold": _number_view(self.threshold),
-            "errors": _number_view(self.value),
-            "error_running_total": self.running_total,
-            "event_running_total": self.event_total,
-            "port_affecting": self.port_affecting,
-            "active": self.active,
-            "monitor": self.monitor,
-        }
+            view["monitor"] = self.monitor
+        return view
 
     def saved(self, slot: int | None) -> dict[str, Any]:
         """The view without `DERIVED_KEYS`, as the saved state keeps it (`from_view` reads both);

@@ -241,9 +241,7 @@ class Monitor:
             self._went_unavailable()
             return None
         if self._unavailable:
-            self._unavailable = False
-            self.state = self._resume
-            self.unavailable_reported = False
+            self._available_again()
         start = self._start
         if start is None:
             self._open(now)
@@ -281,6 +279,12 @@ class Monitor:
         self._window_end = now + self._span
         self._errors = self._frames = 0
         self._last_errored_second = -1
+
+    def _available_again(self) -> None:
+        """The counters are back: the state the monitor had before they went missing."""
+        self._unavailable = False
+        self.state = self._resume
+        self.unavailable_reported = False
 
     def _went_unavailable(self) -> None:
         if not self._unavailable:
@@ -410,9 +414,7 @@ class HealthMonitor(Monitor):
             self._went_unavailable()
             return None
         if self._unavailable:
-            self._unavailable = False
-            self.state = self._resume
-            self.unavailable_reported = False
+            self._available_again()
         start = self._start
         if start is None:
             self._open(now)
