@@ -124,7 +124,7 @@ class EventLogEntry:
         """
         if self.monitor is not None:  # a NIC health event: its window in ms, seconds only
             seconds = None if self.window == NOT_A_THRESHOLD else self.window / 1000
-            window = {**_NO_WINDOW, "window_seconds": seconds}
+            window: dict[str, Any] = {**_NO_WINDOW, "window_seconds": seconds}
         else:
             facts = _FACTS_BY_LOG_TYPE.get(self.event_type)
             has_window = facts is not None and self.window != NOT_A_THRESHOLD
