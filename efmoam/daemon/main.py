@@ -29,6 +29,8 @@ from typing import Any
 from efmoam.config import Config, ConfigError, PortProfile, load_config, load_default_config
 from efmoam.core import LoopbackStatus, OamPort
 from efmoam.core.discovery import DiscoveryState
+from efmoam.core.linkmon import LinkMonitoringSettings
+from efmoam.core.linkmon.kinds import HEALTH, MONITORS
 from efmoam.core.variables import A_FRAMES_RECEIVED_OK
 from efmoam.daemon import access, heap, operations, privileges
 from efmoam.daemon.commands import Commands
@@ -50,7 +52,7 @@ from efmoam.linux.actions import (
     stale_block_tables,
     stale_loopback_tables,
 )
-from efmoam.linux.counters import BaseCounterSource, CounterError, RtnetlinkSource, open_counter_source
+from efmoam.linux.counters import AutoSource, BaseCounterSource, CounterError, RtnetlinkSource, open_counter_source
 from efmoam.linux.ethtool import EthtoolIoctl, LinkMode
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket
@@ -86,6 +88,8 @@ class Daemon:
         self._settle_heap_at: float | None = None  #: when to settle the heap (`heap`) after ports changed
         self._deadlines = Deadlines()
         self._sources: dict[tuple[str, str | None], BaseCounterSource] = {}
+        #: the auto source's plans, one per set of counters read (`_counters_read`), over its sources
+        self._auto_plans: dict[frozenset[str], AutoSource] = {}
         self._links: LinkMonitor | None = None
         self._control: ControlServer | None = None
         #: held by the loop while it processes one wake-up; a metrics scrape reads the ports under it
@@ -456,7 +460,12 @@ class Daemon:
     # -- counters ----------------------------------------------------------------------
 
     def _counter_source(self, profile: PortProfile) -> BaseCounterSource:
-        """One source per kind (and file) for every port; rtnetlink reads share a dump per poll."""
+        """One source per kind (and file) for every port; rtnetlink reads share a dump per poll.
+
+        The auto source is read through a plan per set of counters its ports read
+        (`_counters_read`), all over the same sources: a port without health monitors never
+        reads a source (``ethtool -S``, FEC statistics) that only its health counters need.
+        """
         key = (profile.counter_source.value, profile.counter_file)
         source = self._sources.get(key)
         if source is None:
@@ -465,7 +474,13 @@ class Daemon:
                 if isinstance(part, RtnetlinkSource):
                     part.max_age = self.config.daemon.counter_interval / 2
             self._sources[key] = source
-        return source
+        if not isinstance(source, AutoSource):
+            return source
+        counters = _counters_read(profile.settings.link_monitoring)
+        plan = self._auto_plans.get(counters)
+        if plan is None:
+            plan = self._auto_plans[counters] = AutoSource(source.sources, counters)
+        return plan
 
     def _poll_counters(self, runtime: PortRuntime, now: float) -> None:
         runtime.sock.read_kernel_drops()
@@ -560,11 +575,7 @@ class Daemon:
         self.journal.log("notice", "configuration reloaded", ports=len(self.ports))
 
     def _reprofile(self, runtime: PortRuntime, profile: PortProfile, now: float) -> None:
-        if (profile.counter_source, profile.counter_file) != (
-            runtime.profile.counter_source,
-            runtime.profile.counter_file,
-        ):
-            runtime.counters = self._counter_source(profile)
+        runtime.counters = self._counter_source(profile)  # the same one unless the source or the monitors changed
         if (profile.action_backend, profile.action_command) != (
             runtime.profile.action_backend,
             runtime.profile.action_command,
@@ -590,6 +601,14 @@ class Daemon:
             out_of_service += port.out_of_service
             events += len(port.link_monitoring.active)
         return f"{len(self.ports)} ports, {up} sessions up, {out_of_service} out of service, {events} active events"
+
+
+def _counters_read(settings: LinkMonitoringSettings) -> frozenset[str]:
+    """The counters a port reads: the four monitors' always (its aFramesReceivedOK is a
+    variable, and the metrics show which of them a port has), the NIC health monitors'
+    (measured and fatal) only while they run."""
+    health = [facts.counters for facts in HEALTH if settings.enabled and settings.health(facts.kind).enabled]
+    return frozenset(name for counters in [*(facts.counters for facts in MONITORS), *health] for name in counters)
 
 
 def _end_loopback(name: str) -> None:

@@ -314,6 +314,7 @@ def _on_event_logged(runtime: PortRuntime, output: EventLogged, now: float) -> b
         now, "event", "warning" if entry.active and entry.port_affecting else "notice",
         "link event" if entry.active else "link event cleared",
         **{key: _word(view[key]) for key in EVENT_LOG_FIELDS}, cause=output.cause,
+        monitor=view.get("monitor"),  # a NIC health event's monitor (the others have none: left out)
     )  # fmt: skip
     services = runtime.services
     services.events.event(runtime.name, output, _event_action(output), now, services.wall_clock_offset)

@@ -89,6 +89,8 @@ ETHTOOL_RECIPE: Recipe = {
 }
 #: raw name of each FEC_GET statistic in `ETHTOOL_RECIPE`
 FEC_RAW_NAMES = {name: f"FEC_GET {name}" for name in FEC_STATS.values()}
+#: the counters FEC_GET feeds
+_FEC_COUNTERS = frozenset(c for c, parts in ETHTOOL_RECIPE.items() if set(parts) & set(FEC_RAW_NAMES.values()))
 
 NETDEV_RECIPE: Recipe = {
     "errored_frames": ("rx_crc_errors", "rx_frame_errors"),
@@ -207,8 +209,12 @@ class CounterSource(Protocol):
 
     name: str
 
-    def read(self, ifname: str) -> CounterSample:
-        """Cumulative values now; None where this source does not provide a counter."""
+    def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
+        """Cumulative values now; None where this source does not provide a counter.
+
+        `counters`, when given, are the ones the caller needs: a source may leave the
+        others None to save a request (the ethtool source skips FEC_GET).
+        """
         ...
 
     def provides(self, ifname: str) -> dict[str, str]:
@@ -265,8 +271,9 @@ class BaseCounterSource:
 
     name = "base"
 
-    def read(self, ifname: str) -> CounterSample:  # pragma: no cover - overridden
-        """Cumulative values now; None where this source does not provide a counter."""
+    def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:  # pragma: no cover
+        """Cumulative values now; None where this source does not provide a counter
+        (`counters`: see `CounterSource.read`)."""
         raise NotImplementedError
 
     def provides(self, ifname: str) -> dict[str, str]:  # pragma: no cover - overridden
@@ -302,7 +309,7 @@ class RecipeSource(BaseCounterSource):
         """How `provides` names one raw counter."""
         return raw_name
 
-    def read(self, ifname: str) -> CounterSample:
+    def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
         """The recipe's sums of the raw counters read now."""
         raw = self.raw(ifname)
         return sample_from(raw, self.recipe(ifname))
@@ -338,10 +345,15 @@ class EthtoolStatsSource(RecipeSource):
         self._lanes: dict[str, int] = {}  #: FEC raw name -> lanes, as last read
         self._without_fec: set[str] = set()  #: interfaces whose FEC_GET was unsupported
 
-    def raw(self, ifname: str) -> dict[str, int]:
-        """The standard and FEC counters the driver provides ({} on a kernel without either)."""
+    def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
+        """The standard counters, and the FEC ones unless `counters` leaves them all out."""
+        with_fec = counters is None or not _FEC_COUNTERS.isdisjoint(counters)
+        return sample_from(self.raw(ifname, with_fec=with_fec), self.recipe(ifname))
+
+    def raw(self, ifname: str, *, with_fec: bool = True) -> dict[str, int]:
+        """The standard and (`with_fec`) FEC counters the driver provides ({} on a kernel without either)."""
         raw = self._ask(ifname, "stats", self._client.stats)
-        if ifname in self._without_fec:
+        if not with_fec or ifname in self._without_fec:
             return raw
         fec = self._ask(ifname, "FEC stats", self._client.fec_stats)
         if not fec:
@@ -597,7 +609,7 @@ class DriverSource(BaseCounterSource):
         driver = self.driver(ifname)
         return DRIVER_COUNTERS.get(driver, _NONE) if driver else _NONE
 
-    def read(self, ifname: str) -> CounterSample:
+    def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
         """The mapped counters (the driver is asked once per read)."""
         recipe = self.recipe(ifname)
         if recipe is _NONE:
@@ -802,7 +814,7 @@ class FileSource(BaseCounterSource):
             sample = self._samples[ifname] = CounterSample(**{name: counters.get(name) for name in COUNTERS})
         return sample
 
-    def read(self, ifname: str) -> CounterSample:
+    def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
         """The port's counters as the file holds them now."""
         self._refresh(ifname)
         return self._sample(ifname)
@@ -826,8 +838,10 @@ class AutoSource(BaseCounterSource):
     """Per counter, the first source that provides it (decided once per interface).
 
     `reprobe` forgets the decision (call it after a link change or a driver rebind); a
-    failed read forgets it too.  `counters` limits the plan to the counters someone reads
-    (a source that feeds none of them is never read); by default every one of `COUNTERS`.
+    failed read forgets it too.  The plan covers every counter some source has (`provides`
+    lists them all, so ``show port`` says what a port could give); `counters` limits what
+    `read` reads: a source that feeds none of them is never read, and the others are
+    told which are needed (by default every one of `COUNTERS`).
     """
 
     name = "auto"
@@ -839,6 +853,7 @@ class AutoSource(BaseCounterSource):
         self.sources = list(sources)
         self.counters = frozenset(counters)
         self._plans: dict[str, dict[str, tuple[BaseCounterSource, str]]] = {}
+        self._reads: dict[str, list[tuple[str, BaseCounterSource]]] = {}
 
     def plan(self, ifname: str) -> dict[str, tuple[BaseCounterSource, str]]:
         """Counter -> (source, description), probing the sources the first time."""
@@ -846,33 +861,34 @@ class AutoSource(BaseCounterSource):
             return self._plans[ifname]
         plan: dict[str, tuple[BaseCounterSource, str]] = {}
         for source in self.sources:
-            if len(plan) == len(self.counters):
+            if len(plan) == len(COUNTERS):
                 break
             for counter, description in source.provides(ifname).items():
-                if counter in self.counters:
-                    plan.setdefault(counter, (source, description))
+                plan.setdefault(counter, (source, description))
         if plan:  # an interface nothing can read may appear later: probe again then
             self._plans[ifname] = plan
+            self._reads[ifname] = [(c, source) for c, (source, _) in plan.items() if c in self.counters]
         return plan
 
     def reprobe(self, ifname: str | None = None) -> None:
         """Forget which source feeds `ifname` (every interface when None)."""
         if ifname is None:
             self._plans.clear()
+            self._reads.clear()
         else:
             self._plans.pop(ifname, None)
+            self._reads.pop(ifname, None)
 
-    def read(self, ifname: str) -> CounterSample:
-        """Each counter from its source; every source involved is read once."""
-        plan = self.plan(ifname)
-        if not plan:
+    def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
+        """Each counter read (`self.counters`) from its source; every source involved is read once."""
+        if not self.plan(ifname):
             raise CounterError(f"no counter source can read {ifname}")
         values: dict[str, int | None] = {}
         samples: dict[int, CounterSample] = {}
         try:
-            for counter, (source, _description) in plan.items():
+            for counter, source in self._reads[ifname]:
                 if id(source) not in samples:
-                    samples[id(source)] = source.read(ifname)
+                    samples[id(source)] = source.read(ifname, self.counters)
                 values[counter] = getattr(samples[id(source)], counter)
         except CounterError:
             self.reprobe(ifname)

@@ -51,9 +51,10 @@ CONFIG_FILE_LIMIT = 1 * MiB
 #: a counter file: 4,096 ports with all three counters at their widest are 0.7 MiB of
 #: JSON indented by four (0.4 MiB of YAML); it is read on every poll, so the cap stays small
 COUNTER_FILE_LIMIT = 4 * MiB
-#: the state file: 4,096 ports, each with a full event log (15 entries) and all 14
-#: possible active events, every number at its widest, are 44 MiB (11.1 KiB a port)
-STATE_FILE_LIMIT = 64 * MiB
+#: the state file: 4,096 ports, each with a full event log (19 entries) and all 19
+#: possible active events (the NIC health monitors' five among them), every number at its
+#: widest, are 59 MiB (14.8 KiB a port); the rest is room for the policy's latches
+STATE_FILE_LIMIT = 96 * MiB
 
 #: YAML collections nest at most this deep (the configuration needs five levels)
 YAML_DEPTH_LIMIT = 64

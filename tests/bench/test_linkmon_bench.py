@@ -8,6 +8,14 @@ fails and recovers), not only the quiet path.  The figure to read is microsecond
 port-sample (``stats["mean"] / ports``) and the share of one core that a second of
 samples takes, both in ``extra_info``.
 
+`test_health_monitoring_cost_per_port_sample` is the same with the five NIC health
+monitors on too (issue 17), side by side with the four alone (the test above): every health counter in
+every sample (a port has the Ethernet ones or InfiniBand's, never both: this is the most
+a sample can cost), windows of one second so that every window closes at every sample as
+the four's do; on healthy links FEC corrects and pause frames flow below the thresholds,
+in the storm every health counter rises and the fatal ones fail.  The health monitors'
+default windows (10 s and 60 s) are measured too: fewer windows close per sample.
+
 Run with ``pytest tests/bench/test_linkmon_bench.py --benchmark-enable``.
 """
 
@@ -16,10 +24,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import attrs
 import pytest
 
 from efmoam.core import OamPort, PortSettings
-from efmoam.core.linkmon import CounterSample, LinkMonitoringSettings, MonitorSettings
+from efmoam.core.linkmon import CounterSample, HealthSettings, LinkMonitoringSettings, MonitorSettings
 
 PORTS = 4096
 
@@ -34,18 +43,41 @@ SETTINGS = PortSettings(
 )
 
 
+def health_settings(window: float | None) -> PortSettings:
+    """The four and the five NIC health monitors, windows of `window` seconds (None: their defaults)."""
+    return attrs.evolve(
+        SETTINGS,
+        link_monitoring=attrs.evolve(
+            SETTINGS.link_monitoring,
+            fec_uncorrectable=HealthSettings(enabled=True, window=window),
+            fec_corrected=HealthSettings(enabled=True, window=window, sd_threshold=1e5, sf_threshold=4e6),  # bits/s
+            pause_storm=HealthSettings(enabled=True, window=window, sd_threshold=2000, sf_threshold=15000),
+            link_flaps=HealthSettings(enabled=True, window=window, sf_threshold=3),
+            ib_fatal=HealthSettings(enabled=True, window=window),
+        ),
+    )
+
+
+#: the health monitors' windows: a second (every window closes at every sample, as the
+#: four's do: the most a sample costs), or their defaults (10 and 60 s)
+HEALTH = {"1s-windows": health_settings(1.0), "default-windows": health_settings(None)}
+
+
 class Ports:
     """The ports, their cumulative counters and the shared clock."""
 
-    def __init__(self, count: int, seed: int = 7, storm: bool = True) -> None:
+    def __init__(self, count: int, seed: int = 7, storm: bool = True, health: PortSettings | None = None) -> None:
         self.random = random.Random(seed)
         self.storm = storm
+        self.health = health is not None
+        settings = health or SETTINGS
         self.ports = [
-            OamPort(SETTINGS, f"02:00:{i >> 8 & 0xFF:02x}:{i & 0xFF:02x}:00:0a", now=0.0) for i in range(count)
+            OamPort(settings, f"02:00:{i >> 8 & 0xFF:02x}:{i & 0xFF:02x}:00:0a", now=0.0) for i in range(count)
         ]
         for port in self.ports:
             port.set_link(True, now=0.0, speed_mbps=1000)
         self.counters = [[0, 0, 0] for _ in range(count)]  # errored frames, frames, symbol errors
+        self.health_counters = [[0] * 11 for _ in range(count)]  # HEALTH_COUNTERS' order
         self.now = 0.0
         self.samples: list[CounterSample] = []
 
@@ -64,12 +96,39 @@ class Ports:
                 c[0] += 1
                 c[2] += 1
             samples.append(CounterSample(errored_frames=c[0], frames_received=c[1], symbol_errors=c[2]))
+        if self.health:
+            samples = [
+                CounterSample(*c, *self._health_second(h))
+                for c, h in zip(self.counters, self.health_counters, strict=True)
+            ]
         self.samples = samples
         for port in self.ports:  # what is due (keep-alives) runs at its deadline, as in the daemon
             deadline = port.next_deadline()
             if deadline is not None and deadline <= self.now:
                 port.handle_timer(now=self.now)
             port.take_outputs()
+
+    def _health_second(self, h: list[int]) -> list[int]:
+        """A second of one port's health counters, in `HEALTH_COUNTERS` order: FEC corrected
+        and uncorrectable blocks, corrected bits, pause-storm events, pause frames received
+        and sent, carrier downs, and InfiniBand's four (8 and 4 bits, saturating)."""
+        r = self.random.random()
+        if self.storm:  # above sd and sf now and then, a fatal counter rising on some ports
+            h[0] += 20_000 + int(r * 100_000)
+            h[2] += 200_000 + int(r * 5_000_000)
+            h[1] += r > 0.9
+            h[3] += r > 0.95
+            h[4] += int(r * 20_000)
+            h[5] += int(r * 5_000)
+            h[6] += r > 0.97
+            for at, top in ((7, 255), (8, 15), (9, 255), (10, 15)):
+                h[at] = min(top, h[at] + (r > 0.98))
+        else:  # FEC at work and pause frames flowing, well below the thresholds
+            h[0] += 100 + int(r * 50)
+            h[2] += 1_000 + int(r * 500)
+            h[4] += int(r * 300)
+            h[5] += int(r * 100)
+        return h
 
     def one_second(self) -> int:
         """What is measured: one sample for every port."""
@@ -104,3 +163,36 @@ def test_link_monitoring_cost_per_port_sample(benchmark: Any, storm: bool) -> No
         mean = benchmark.stats.stats.mean
         benchmark.extra_info["us_per_port_sample"] = round(mean / PORTS * 1e6, 3)
         benchmark.extra_info["percent_of_one_core"] = round(mean / 1.0 * 100, 2)  # samples of one second
+
+
+@pytest.mark.bench
+@pytest.mark.parametrize("storm", [False, True], ids=["healthy-links", "error-storm"])
+@pytest.mark.parametrize("health", list(HEALTH), ids=[f"health-{name}" for name in HEALTH])
+def test_health_monitoring_cost_per_port_sample(benchmark: Any, storm: bool, health: str) -> None:
+    """The four monitors and the five NIC health monitors: the cost of the health monitors
+    is the difference with `test_link_monitoring_cost_per_port_sample` (``us_per_port_sample``)."""
+    count = 256 if benchmark.disabled else PORTS  # in the test suite (run once, not timed): what it checks
+    ports = Ports(count, storm=storm, health=HEALTH[health])
+    for _ in range(12):
+        ports.next_second()
+        ports.one_second()
+
+    def setup() -> tuple[tuple[()], dict[str, Any]]:
+        ports.next_second()
+        return (), {}
+
+    done = benchmark.pedantic(ports.one_second, setup=setup, rounds=20, warmup_rounds=2, iterations=1)
+    assert done == count
+    running = {len(p.link_monitoring.running_health) for p in ports.ports}
+    assert running == {5}
+    health_events = sum(entry.monitor is not None for p in ports.ports for _, entry in p.link_monitoring.log.entries())
+    assert (health_events > 0) == storm  # the storm fails health monitors; healthy links do not
+    benchmark.extra_info["ports_with_health_events"] = sum(
+        any(entry.monitor is not None for _, entry in p.link_monitoring.log.entries()) for p in ports.ports
+    )
+    benchmark.extra_info["ports_out_of_service"] = sum(p.out_of_service for p in ports.ports)
+    if benchmark.stats is not None:
+        mean = benchmark.stats.stats.mean
+        benchmark.extra_info["us_per_port_sample"] = round(mean / count * 1e6, 3)
+        benchmark.extra_info["us_per_port_sample_min"] = round(benchmark.stats.stats.min / count * 1e6, 3)
+        benchmark.extra_info["percent_of_one_core"] = round(mean / 1.0 * 100, 2)

@@ -8,7 +8,7 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -376,7 +376,7 @@ class FakeSource(BaseCounterSource):
         self.reads = 0
         self.probes = 0
 
-    def read(self, ifname: str) -> CounterSample:
+    def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
         self.reads += 1
         if isinstance(self.sample, CounterError):
             raise self.sample

@@ -68,9 +68,7 @@ def test_a_hostile_counter_file_is_a_counter_error_with_the_last_values(tmp_path
     assert result["read_for"] < PROMPT, result
     assert result["lines"] == 1, result
     assert str(tmp_path / f"counters{suffix}") in result["message"], result
-    assert (
-        result["first"] == result["sample"] == repr(CounterSample(errored_frames=3, frames_received=30))
-    )
+    assert result["first"] == result["sample"] == repr(CounterSample(errored_frames=3, frames_received=30))
     assert result["provides"] == ["errored_frames", "frames_received"]  # the last good values
     assert result["recovered"] == repr(CounterSample(errored_frames=4, frames_received=40))
 

@@ -8,6 +8,9 @@ active events, the drop counters), plus the few things the daemon records in a
 * `schema`: every family (name, type, help, labels) and how a port's samples are made:
   the one definition both renderings use; what ``detail: basic`` keeps of them (`BASIC`,
   a subset of full series for series, so the alert rules work at either detail).
+* `fleet`: per NIC health monitor, the histogram of its closed windows merged over the
+  ports (``efmoam_health_window_errors``, no ``device``), kept monotonic across ports
+  removed and monitors disabled.
 * `process`: ``efmoam_build_info`` and prometheus_client's ``process_*`` families, read
   from /proc/self.
 * `exposition`: the daemon's endpoint body, the text format kept between scrapes and

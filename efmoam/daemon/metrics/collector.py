@@ -15,32 +15,42 @@ from collections.abc import Hashable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from efmoam.config.model import MetricsDetail
+from efmoam.daemon.metrics.fleet import Merged
 from efmoam.daemon.metrics.process import OWN_FAMILIES, own_samples
-from efmoam.daemon.metrics.schema import FAMILIES, GROUPS, SELECTIONS
+from efmoam.daemon.metrics.schema import FAMILIES, GROUPS, HEALTH_WINDOWS, SELECTIONS
 from efmoam.daemon.metrics.telemetry import DaemonLike
 
 if TYPE_CHECKING:  # prometheus_client is an optional extra (efmoam[metrics]): imported when used
     from prometheus_client.core import Metric
     from prometheus_client.registry import Collector, CollectorRegistry
 
-#: per port: its name and what each of `GROUPS` read; and the daemon's health
-Snapshot = tuple[list[tuple[str, tuple[Hashable, ...]]], Mapping[str, Any]]
+#: per port: its name and what each of `GROUPS` read; the daemon's health; the fleet's histograms
+Snapshot = tuple[list[tuple[str, tuple[Hashable, ...]]], Mapping[str, Any], list[Merged]]
 
 
 def snapshot(daemon: DaemonLike) -> Snapshot:
-    """What every group reads of every port, while the loop is between two wake-ups."""
+    """What every group reads of every port, while the loop is between two wake-ups (the
+    fleet's histograms updated from every port's health monitors)."""
     with daemon.lock:
         telemetry, offset = daemon.telemetry, daemon.wall_clock_offset
         ports = [
             (runtime.name, tuple(group.read(runtime, telemetry, offset) for group in GROUPS))
             for runtime in daemon.ports.values()
         ]
-        return ports, daemon.health()
+        histograms = telemetry.health_windows
+        histograms.observe(
+            monitor for runtime in daemon.ports.values() for monitor in runtime.port.link_monitoring.running_health
+        )
+        return ports, daemon.health(), histograms.merged()
 
 
 def families(taken: Snapshot, detail: MetricsDetail = MetricsDetail.FULL) -> list[Metric]:
     """prometheus_client's metric families of a snapshot, at `detail`."""
-    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily  # noqa: PLC0415 - optional
+    from prometheus_client.core import (  # noqa: PLC0415 - optional
+        CounterMetricFamily,
+        GaugeMetricFamily,
+        HistogramMetricFamily,
+    )
 
     selection = SELECTIONS[detail]
     metrics: dict[object, Metric] = {
@@ -50,7 +60,7 @@ def families(taken: Snapshot, detail: MetricsDetail = MetricsDetail.FULL) -> lis
         for family in FAMILIES
         if family in selection.families
     }
-    ports, health = taken
+    ports, health, merged = taken
     for device, values in ports:
         for group, value in zip(GROUPS, values, strict=True):
             for sample in group.samples(value):
@@ -65,7 +75,13 @@ def families(taken: Snapshot, detail: MetricsDetail = MetricsDetail.FULL) -> lis
     }
     for family, labels, number in own_samples(health):
         own[family].add_metric(labels, number)  # type: ignore[attr-defined]
-    return [*metrics.values(), *own.values()]
+    fleet = []
+    if merged:
+        histogram = HistogramMetricFamily(HEALTH_WINDOWS.name, HEALTH_WINDOWS.help, labels=HEALTH_WINDOWS.labels)
+        for key, buckets, total in merged:
+            histogram.add_metric((key,), list(buckets), total)
+        fleet.append(histogram)
+    return [*metrics.values(), *fleet, *own.values()]
 
 
 class PortCollector:

@@ -22,6 +22,11 @@ Detail: a `Renderer` exports what its `schema.Selection` keeps (``daemon.metrics
 At basic detail the groups with no family kept are not read at all, and the families left
 out have no lines, not even their HELP and TYPE.
 
+The families without the ``device`` label (the fleet's histograms of the NIC health
+monitors, `fleet`; the daemon's and the process's own) are a few lines, made anew at every
+scrape.  Each port's health monitors are handed to the histograms in the same batch as the
+rest of the port is read.
+
 Compression: when the scraper accepts gzip (Prometheus does), the body is one gzip
 member per family, concatenated (RFC 1952 allows several members, and Go's reader,
 which Prometheus uses, reads them as one stream).  Unchanged families are therefore not
@@ -37,8 +42,9 @@ from itertools import compress, count, repeat
 from operator import ne
 
 from efmoam.config.model import MetricsDetail
+from efmoam.daemon.metrics.fleet import histogram_text
 from efmoam.daemon.metrics.process import OWN_FAMILIES, own_samples
-from efmoam.daemon.metrics.schema import FAMILIES, GROUPS, SELECTIONS, Family, Group, Sample, Selection
+from efmoam.daemon.metrics.schema import FAMILIES, GROUPS, HEALTH_WINDOWS, SELECTIONS, Family, Group, Sample, Selection
 from efmoam.daemon.metrics.telemetry import DaemonLike, RuntimeLike
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -178,6 +184,9 @@ class Renderer:
             batch = runtimes[start : start + BATCH]
             with daemon.lock:  # a port is never read half-way through one of the loop's wake-ups
                 context = repeat(daemon.telemetry), repeat(daemon.wall_clock_offset)
+                daemon.telemetry.health_windows.observe(
+                    monitor for runtime in batch for monitor in runtime.port.link_monitoring.running_health
+                )
                 for group_rows, read in zip(rows, _COLUMN_READERS, strict=True):
                     group_rows.extend(map(read, batch, *context))  # type: ignore[arg-type]
                 for (group, first), last in zip(blocks, lasts, strict=True):
@@ -190,16 +199,22 @@ class Renderer:
 
 
 def _own_text(daemon: DaemonLike) -> bytes:
-    """The families without the device label (a few lines: made anew at every scrape)."""
+    """The families without the device label (a few lines: made anew at every scrape): the
+    fleet's histograms (when a port runs a NIC health monitor), the daemon's own."""
     with daemon.lock:
         health = daemon.health()
+        merged = daemon.telemetry.health_windows.merged()
+    fleet = histogram_text(HEALTH_WINDOWS.name, HEALTH_WINDOWS.help, merged)
     lines: dict[Family, list[str]] = {family: [] for family in OWN_FAMILIES}
     for family, labels, value in own_samples(health):
         written = ",".join(f'{name}="{_escape(text)}"' for name, text in zip(family.labels, labels, strict=True))
         lines[family].append(f"{family.name}{{{written}}} {value!r}\n" if written else f"{family.name} {value!r}\n")
-    return "".join(
-        f"# HELP {family.name} {family.help}\n# TYPE {family.name} {family.type}\n" + "".join(text)
-        for family, text in lines.items()
+    return (
+        fleet
+        + "".join(
+            f"# HELP {family.name} {family.help}\n# TYPE {family.name} {family.type}\n" + "".join(text)
+            for family, text in lines.items()
+        )
     ).encode()
 
 

@@ -14,6 +14,11 @@ counters end in ``_total``, units are base units, and no name says a metric type
 
 A `Selection` per ``daemon.metrics.detail`` says which samples are exported: full, all;
 basic, those of `BASIC` (what the alert rules and a dashboard read).
+
+The monitors' families carry the four standard monitors and the NIC health ones alike
+(label ``monitor``, their keys).  Not per port: `HEALTH_WINDOWS`, the fleet's histogram per
+health monitor (`efmoam.daemon.metrics.fleet`), and the daemon's own families; both are
+exported at either detail.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import attrs
 from efmoam.config.model import MetricsDetail
 from efmoam.core.linkmon.counters import STANDARD_COUNTERS
 from efmoam.core.linkmon.eventlog import EventLogEntry
-from efmoam.core.linkmon.kinds import FACTS, MonitorKind
+from efmoam.core.linkmon.kinds import FACTS, HEALTH, HEALTH_FACTS, Counting, HealthKind, MonitorKind
 from efmoam.core.linkmon.monitors import MonitorState
 from efmoam.core.outputs import DropReason, PeerInfo, PeerQuirk
 from efmoam.core.policy.settings import EventName
@@ -41,7 +46,7 @@ class Family(NamedTuple):
     """One metric family as exposed (counters end in ``_total``, info metrics in ``_info``)."""
 
     name: str
-    type: str  #: "gauge" or "counter"
+    type: str  #: "gauge", "counter", or "histogram" (`HEALTH_WINDOWS`: not per port)
     help: str
     labels: tuple[str, ...] = ()  #: after ``device``
 
@@ -156,7 +161,8 @@ PEER = Group((PEER_INFO,), lambda runtime, _telemetry, _offset: runtime.port.pee
 MONITOR_WINDOW_ERRORS = Family(
     "efmoam_monitor_window_errors",
     "gauge",
-    "Errors in the monitor's last closed window (errored seconds for errored_frame_seconds)",
+    "Errors in the monitor's last closed window (errored seconds for errored_frame_seconds; a NIC health"
+    " monitor's measured counters' increase, also for a rate)",
     ("monitor",),
 )
 MONITOR_ERRORS = Family(
@@ -172,28 +178,65 @@ MONITOR_STATE = Family(
     ("monitor", "state"),
 )
 
-#: per monitor in use: its kind, state, errors in the last window (None: none closed yet), totals
-MonitorValues = tuple[tuple[MonitorKind, MonitorState, int | None, int, int], ...]
-_read_monitor = operator.attrgetter("kind", "state", "last_errors", "error_total", "event_total")
+#: every monitor's label, the four's and the NIC health ones' (their keys)
+MONITOR_KEYS: Mapping[MonitorKind | HealthKind, str] = {
+    **{kind: facts.key for kind, facts in FACTS.items()},
+    **{kind: facts.key for kind, facts in HEALTH_FACTS.items()},
+}
+# Two groups: a window closing changes the counts, seldom the state, and basic detail keeps
+# the state only (it reads no counts at all).
+#: per monitor in use (the four, then the NIC health ones): kind, errors in the last window
+#: (None: none closed yet), totals
+MonitorCounts = tuple[tuple[MonitorKind | HealthKind, int | None, int, int], ...]
+#: per monitor in use, in the same order: kind, state
+MonitorStates = tuple[tuple[MonitorKind | HealthKind, MonitorState], ...]
+_read_counts = operator.attrgetter("kind", "last_errors", "error_total", "event_total")
+_read_state = operator.attrgetter("kind", "state")
 
 
-def _read_monitors(runtime: RuntimeLike, _telemetry: Telemetry, _offset: float) -> MonitorValues:
-    return tuple(map(_read_monitor, runtime.port.link_monitoring.running))
+def _read_monitor_counts(runtime: RuntimeLike, _telemetry: Telemetry, _offset: float) -> MonitorCounts:
+    monitoring = runtime.port.link_monitoring
+    return (*map(_read_counts, monitoring.running), *map(_read_counts, monitoring.running_health))
 
 
-def _monitor_samples(monitors: MonitorValues) -> Iterator[Sample]:
-    for kind, state, last_errors, error_total, event_total in monitors:
-        name = FACTS[kind].key
+def _read_monitor_states(runtime: RuntimeLike, _telemetry: Telemetry, _offset: float) -> MonitorStates:
+    monitoring = runtime.port.link_monitoring
+    return (*map(_read_state, monitoring.running), *map(_read_state, monitoring.running_health))
+
+
+def _monitor_count_samples(monitors: MonitorCounts) -> Iterator[Sample]:
+    for kind, last_errors, error_total, event_total in monitors:
+        name = MONITOR_KEYS[kind]
         if last_errors is not None:
             yield MONITOR_WINDOW_ERRORS, (name,), last_errors
         yield MONITOR_ERRORS, (name,), error_total
         yield MONITOR_EVENTS, (name,), event_total
+
+
+def _monitor_state_samples(monitors: MonitorStates) -> Iterator[Sample]:
+    for kind, state in monitors:
+        name = MONITOR_KEYS[kind]
         for each in MonitorState:
             yield MONITOR_STATE, (name, each.value), int(each is state)
 
 
-MONITORS = Group(
-    (MONITOR_WINDOW_ERRORS, MONITOR_ERRORS, MONITOR_EVENTS, MONITOR_STATE), _read_monitors, _monitor_samples
+MONITOR_COUNTS = Group(
+    (MONITOR_WINDOW_ERRORS, MONITOR_ERRORS, MONITOR_EVENTS), _read_monitor_counts, _monitor_count_samples
+)
+MONITOR_STATES = Group((MONITOR_STATE,), _read_monitor_states, _monitor_state_samples)
+
+# "ratio": IEEE 802.3's BER is the bit error ratio, and Prometheus names a ratio so
+PRE_FEC_BER = Family(
+    "efmoam_pre_fec_bit_error_ratio",
+    "gauge",
+    "Pre-FEC bit error ratio of fec_corrected's last closed window: corrected bits over the bits the link"
+    " carried at its speed (absent when unknown: codewords counted only, no speed, or the monitor off)",
+)
+PRE_FEC = Group(
+    (PRE_FEC_BER,),
+    lambda runtime, _telemetry, _offset: (runtime.port.link_monitoring.ber_estimate,),
+    lambda values: ((PRE_FEC_BER, (), value) for value in values if value is not None),
+    per_family=True,
 )
 
 ACTIVE_EVENTS = Family(
@@ -366,7 +409,10 @@ ORG_SPECIFIC = Group(
 )
 
 #: every group, in the order their families are exposed
-GROUPS = (DISCOVERY, PEER, PORT_VALUES, MONITORS, EVENTS, POLICY, COUNTER_SOURCE, DROPS, QUIRKS, ORG_SPECIFIC)
+GROUPS = (
+    DISCOVERY, PEER, PORT_VALUES, MONITOR_COUNTS, MONITOR_STATES, PRE_FEC, EVENTS, POLICY, COUNTER_SOURCE, DROPS,
+    QUIRKS, ORG_SPECIFIC,
+)  # fmt: skip
 #: every family, in exposition order
 FAMILIES = tuple(family for group in GROUPS for family in group.families)
 assert len(set(FAMILIES)) == len(FAMILIES), "a family in two groups"
@@ -388,7 +434,8 @@ BASIC: Mapping[Family, Callable[[Sample], bool] | None] = {
     PEER_EXPECTED: None,  # 1
     OUT_OF_SERVICE: None,  # 1, and one more per further reason holding the port out
     ACTIVE_EVENTS: None,  # 4
-    MONITOR_STATE: _current,  # 1 per monitor enabled: at most 4
+    MONITOR_STATE: _current,  # 1 per monitor enabled: at most 4, and 5 NIC health ones
+    PRE_FEC_BER: None,  # 1 while fec_corrected knows it
     EVENTS_RAISED: lambda sample: sample[1][1] == "sd",  # 2: EfmOamRepeatedDegrade
     STATS[STAT_FIELDS.index("information_tx")]: None,  # 1
     STATS[STAT_FIELDS.index("information_rx")]: None,  # 1
@@ -419,6 +466,17 @@ SELECTIONS = {
         frozenset(BASIC), {family: test for family, test in BASIC.items() if test is not None}
     ),
 }
+
+
+# -- the fleet: per NIC health monitor, merged over the ports (efmoam.daemon.metrics.fleet) --
+
+_COUNTED = {counting: ", ".join(f.key for f in HEALTH if f.counting is counting) for counting in Counting}
+HEALTH_WINDOWS = Family(
+    "efmoam_health_window_errors", "histogram",
+    "Closed windows of each NIC health monitor, merged over the ports, by errors in the thresholds' unit:"
+    f" a count per window ({_COUNTED[Counting.COUNT]}), a rate per second ({_COUNTED[Counting.RATE]})",
+    ("monitor",),
+)  # fmt: skip
 
 
 # -- the daemon itself: families without the device label --------------------------------

@@ -3,7 +3,8 @@
 The engines keep almost everything the metrics show.  `Telemetry` holds the rest, written
 by the daemon's loop as things happen (not per metric): when the last OAMPDU from each
 port's peer arrived, which error counters the last counter read provided, and how many
-events each port raised.
+events each port raised.  It also holds the fleet's histograms of the NIC health monitors
+(`fleet.HealthHistograms`), which the scrapes update (under the daemon's lock).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from efmoam.core import OamPort
 from efmoam.core.linkmon import CounterSample, Location, Severity
 from efmoam.core.linkmon.counters import STANDARD_COUNTERS
 from efmoam.core.outputs import EventLogged
+from efmoam.daemon.metrics.fleet import HealthHistograms
 
 #: the classes of events counted, in the order of `Telemetry.events_raised`
 EVENT_CLASSES = tuple((location, severity) for location in Location for severity in Severity)
@@ -32,6 +34,8 @@ class Telemetry:
         self.events_raised: dict[str, tuple[int, ...]] = {}  #: port -> events raised per `EVENT_CLASSES`
         #: port -> session events raised, by event name (tracked conditions counted as ``track``)
         self.policy_events: dict[str, dict[str, int]] = {}
+        #: per NIC health monitor, its closed windows merged over the ports (updated by the scrapes)
+        self.health_windows = HealthHistograms()
 
     def received(self, name: str, port: OamPort, frame: bytes, now: float) -> None:
         """A frame `port` accepted: note the time when it came from the port's peer."""
