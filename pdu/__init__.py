@@ -6,9 +6,12 @@ back::
 
     from pdu import decode, encode, DecodeError
 
-The names are loaded on first use: the numbers (`pdu.enums`) and the model need neither
-scapy nor the codec, so a program that only reads a configuration (``efmoam config
-check``) or renders a view never imports scapy.  Type checkers see plain imports.
+Nothing here imports scapy: the codec builds its struct functions from the layers' field
+lists generated ahead of time (`pdu.layer_fields`), so only users of the scapy layer API
+(`pdu.layers`, `pdu.reference`) load scapy, which enumerates every interface of the
+network namespace at import.  The names are loaded on first use: the numbers
+(`pdu.enums`) and the model need no codec, so a program that only reads a configuration
+(``efmoam config check``) or renders a view builds none.  Type checkers see plain imports.
 """
 
 from __future__ import annotations

@@ -1,14 +1,17 @@
 """Fast decode and encode between frames and the typed model.
 
-The struct formats come from the scapy layers (`pdu.layout`), so there is one
-definition of every field.  Decoding is strict about framing and tolerant about padding:
-frames are taken as Linux hands them (no FCS, possibly shorter than 60 octets, with or
-without an End-of-TLV marker, any trailing padding), every length is checked, and
-`DecodeError` is the only exception that can escape.  The work is linear in the frame
-length.  A TLV after the End marker is padding and is not looked at.  The hot objects are
-built without attrs' generated ``__init__`` where that is shown, at import, to build the
-same objects (`fast_constructor`), and Information TLVs, which recur from frame to frame,
-are shared through a bounded memo (as reserved TLVs are).
+The struct formats come from the scapy layers, so there is one definition of every
+field: their field lists are generated ahead of time into `pdu.layer_fields` (checked
+against the layers by tests/pdu/test_layer_fields.py) and built into struct functions
+here (`pdu.layout`), so that decoding and encoding never import scapy.  Decoding is
+strict about framing and tolerant about padding: frames are taken as Linux hands them (no
+FCS, possibly shorter than 60 octets, with or without an End-of-TLV marker, any trailing
+padding), every length is checked, and `DecodeError` is the only exception that can
+escape.  The work is linear in the frame length.  A TLV after the End marker is padding
+and is not looked at.  The hot objects are built without attrs' generated ``__init__``
+where that is shown, at import, to build the same objects (`fast_constructor`), and
+Information TLVs, which recur from frame to frame, are shared through a bounded memo (as
+reserved TLVs are).
 
 Encoding pads to the 60-octet minimum.  An End marker is written only where it is not
 already implied: a PDU shorter than 60 octets gets it from the zero padding, one of
@@ -25,7 +28,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from pdu import layers as L
+from pdu import layer_fields as F
 from pdu.enums import (
     FCS_LENGTH,
     HEADER_LENGTH,
@@ -44,7 +47,7 @@ from pdu.enums import (
     InfoTlvType,
 )
 from pdu.errors import DecodeError, DecodeReason, EncodeError
-from pdu.layout import Layout, compile_layout
+from pdu.layout import Layout, build_layout
 from pdu.model import (
     EventNotification,
     EventTlvs,
@@ -66,22 +69,14 @@ from pdu.model import (
 
 MAX_FRAME_LENGTH = MAX_OAMPDU_SIZE - FCS_LENGTH  #: 1514 octets as a raw socket sees it
 
-_HEADER = compile_layout(L.Ether, L.SlowProtocol, L.OAM)
-_INFO_TLV = compile_layout(L.OAMInformationTLV)
-_LINK_EVENT: dict[int, Layout] = {
-    t: compile_layout(L.EVENT_TLV_LAYERS[t])
-    for t in (
-        EventTlvType.ERRORED_SYMBOL_PERIOD,
-        EventTlvType.ERRORED_FRAME,
-        EventTlvType.ERRORED_FRAME_PERIOD,
-        EventTlvType.ERRORED_FRAME_SECONDS_SUMMARY,
-    )
-}
-_ORG_TLV_HEAD = compile_layout(L.OAMOrganizationSpecificTLV.fields_desc[:3])  # type, length, OUI
-_SEQUENCE = compile_layout(L.OAMEventNotification.fields_desc[:1])
-_DESCRIPTOR = compile_layout(L.OAMVariableDescriptor)  # also the head of a container
-_COMMAND = compile_layout(L.OAMLoopbackControl)
-_OUI = compile_layout(L.OAMOrganizationSpecific.fields_desc[:1])
+_HEADER = build_layout(F.HEADER)
+_INFO_TLV = build_layout(F.INFO_TLV)
+_LINK_EVENT: dict[int, Layout] = {t: build_layout(fields) for t, fields in F.LINK_EVENTS.items()}
+_ORG_TLV_HEAD = build_layout(F.ORG_TLV_HEAD)  # type, length, OUI
+_SEQUENCE = build_layout(F.SEQUENCE)
+_DESCRIPTOR = build_layout(F.DESCRIPTOR)  # also the head of a container
+_COMMAND = build_layout(F.COMMAND)
+_OUI = build_layout(F.OUI)
 _DST = SLOW_PROTOCOLS_MULTICAST
 # plain ints for the per-frame loops (enum attribute lookups cost more than the compare)
 _INFO_TYPES = (int(InfoTlvType.LOCAL), int(InfoTlvType.REMOTE))

@@ -1,9 +1,12 @@
-"""Compile the field list of a fixed-size scapy layer into a struct codec, once.
+"""Build the struct codec of a fixed-size run of fields, once, from plain data.
 
-This is how the fast path stays derived from the one definition of the format: the
-struct format, the bit splitting and the packing are generated from ``fields_desc``.
-Supported fields are those with a plain struct format (byte, short, int, long, MAC),
-three-octet fields (OUI) and runs of bit fields that add up to whole octets.
+This is how the fast path stays derived from the one definition of the format without
+importing scapy: ``tests/pdu/make_layer_fields.py`` reads the scapy layers' ``fields_desc`` into
+plain data (`pdu.layer_fields`, generated, checked against the layers by a test) and this
+module turns that data into struct functions at import.  A field is a name, a width in
+bits and a struct code: a plain struct field (byte, short, int, long, MAC) has its code,
+a field of a bit run (bit fields, three-octet OUIs) has ``""`` and runs must add up to
+whole octets.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-from scapy.fields import ThreeBytesField, _BitField
-from scapy.packet import Packet
+
+#: (name, width in bits, struct code: "" for a field read from a run of bits)
+Field = tuple[str, int, str]
 
 # struct codes for a run of N octets read as one unsigned integer (3 octets: B then H)
 _INT_CODES = {1: "B", 2: "H", 3: "BH", 4: "I", 8: "Q"}
@@ -42,38 +46,28 @@ class _Run:
     fields: list[tuple[str, int]] = attrs.Factory(list)  # (name, bits), MSB first
 
 
-def compile_layout(*parts: type[Packet] | Sequence[Any]) -> Layout:
-    """Build the struct codec of the concatenated fields of `parts`.
-
-    A part is a layer (all its fields) or a list of fields (for example the fixed
-    fields that open a layer whose tail has a variable size).
-    """
+def build_layout(fields: Sequence[Field]) -> Layout:
+    """The struct codec of `fields`, in wire order."""
     codes: list[str] = []
     slots: list[str | _Run] = []  # a field name read as is, or a run of bits
     bits: list[tuple[str, int]] = []
-    widths: list[int] = []  # per field
-    for field in _fields(parts):
-        if isinstance(field, _BitField):
-            bits.append((field.name, field.size))
+    for name, width, code in fields:
+        if not code:
+            bits.append((name, width))
             total = sum(size for _, size in bits)
             if total % 8 == 0:
+                if total // 8 not in _INT_CODES:
+                    raise TypeError(f"bit fields up to {name} fill {total // 8} octets")
                 slots.append(_Run(total // 8, bits))
                 codes.append(_INT_CODES[total // 8])
-                widths += [size for _, size in bits]
                 bits = []
         elif bits:
-            raise TypeError(f"bit fields before {field.name} do not fill whole octets")
-        elif isinstance(field, ThreeBytesField):
-            slots.append(_Run(3, [(field.name, 24)]))
-            codes.append(_INT_CODES[3])
-            widths.append(24)
+            raise TypeError(f"bit fields before {name} do not fill whole octets")
+        elif struct.calcsize(code) * 8 != width:
+            raise TypeError(f"field {name}: struct code {code!r} is not {width} bits")
         else:
-            fmt = field.fmt.lstrip("!<>=@")
-            if struct.calcsize(fmt) != field.sz:
-                raise TypeError(f"field {field.name} has no fixed struct format")
-            slots.append(field.name)
-            codes.append(fmt)
-            widths.append(8 * field.sz)
+            slots.append(name)
+            codes.append(code)
     if bits:
         raise TypeError("trailing bit fields do not fill whole octets")
     codec = struct.Struct("!" + "".join(codes))
@@ -81,14 +75,8 @@ def compile_layout(*parts: type[Packet] | Sequence[Any]) -> Layout:
     unpack_src, pack_src = _generate(slots)
     namespace: dict[str, Any] = {"_unpack_from": codec.unpack_from, "_pack": codec.pack, "_check": _check}
     exec(unpack_src + pack_src, namespace)  # source generated from our own field lists
-    return Layout(names, codec.size, tuple(widths), namespace["unpack_from"], namespace["pack"])
-
-
-def _fields(parts: Sequence[type[Packet] | Sequence[Any]]) -> list[Any]:
-    fields: list[Any] = []
-    for part in parts:
-        fields += part.fields_desc if isinstance(part, type) else part
-    return fields
+    widths = tuple(width for _, width, _ in fields)
+    return Layout(names, codec.size, widths, namespace["unpack_from"], namespace["pack"])
 
 
 def _slot_names(slot: str | _Run) -> list[str]:

@@ -139,7 +139,7 @@ def decode(capture: str, fmt: str, json_alias: bool) -> None:
     goes to standard error.  Exit status: 0, or 2 if the file cannot be read to the
     end or is not an Ethernet capture.
     """
-    from efmoam.offline.decode import run_decode  # noqa: PLC0415 - imports scapy
+    from efmoam.offline.decode import run_decode  # noqa: PLC0415 - imports the codec
 
     with exit_quietly_on_broken_pipe():
         status = run_decode(
@@ -171,7 +171,7 @@ def config_check(file: str | None, fmt: str) -> None:
     if FILE cannot be read (missing, not a regular file, or larger than 1 MiB, as the
     daemon would refuse it).
     """
-    from efmoam.config.check import run_check  # noqa: PLC0415 - imports the core (and scapy)
+    from efmoam.config.check import run_check  # noqa: PLC0415 - imports the configuration model
 
     if file is None:
         from_env = os.environ.get("EFMOAM_CONFIG")
@@ -550,7 +550,7 @@ def replay(
     --to IFACE [--from MAC]: send one speaker's frames on IFACE with their original
     timing (root), for a live peer to be tested against the recording.
     """
-    from efmoam.offline.replay.findings import Limits  # noqa: PLC0415 - imports scapy
+    from efmoam.offline.replay.findings import Limits  # noqa: PLC0415 - replay only
 
     check = check or expect_path is not None  # --expect FILE implies --check
     if sum(map(bool, (check or write_expect, as_mac, to_iface))) > 1:

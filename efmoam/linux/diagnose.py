@@ -166,7 +166,7 @@ def _listen(
 
 
 def _collect(heard: Listening, tap: socket.socket, oam: OamSocket, deadline: float, clock: Callable[[], float]) -> None:
-    from pdu import DecodeError, Information, decode  # noqa: PLC0415 - imports scapy
+    from pdu import DecodeError, Information, decode  # noqa: PLC0415 - the codec, only to listen
 
     speakers: dict[str, Speaker] = {}
     heard.delivered = 0

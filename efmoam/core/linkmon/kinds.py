@@ -5,8 +5,8 @@ key), the title operators see, its Link Event TLV type on the wire (IEEE 802.3 T
 57-12) and its RFC 4878 event-log type (two numberings, never converted by number), the
 counters it reads, its window as configured (unit, default, limits), the range of
 windows a peer's TLV can plausibly carry (in the TLV's own unit), and the width of every
-TLV field.  The widths come from the scapy layers through the compiled codec, read on
-first use, so that this table can be imported without scapy (``efmoam config check``).
+TLV field.  The widths come from the scapy layers through the codec, read on first use,
+so that this table can be imported without the codec (``efmoam config check``).
 
 Configuration loading, the views and their rendering, replay's plausibility checks and
 the saturation of the TLVs we send all read this table; none restates it.
@@ -86,7 +86,7 @@ class MonitorFacts:
 
 @functools.cache
 def _field_bits(wire_type: EventTlvType) -> Mapping[str, int]:
-    from pdu.codec import EVENT_TLV_FIELD_BITS  # noqa: PLC0415 - imports scapy: only when a TLV is made
+    from pdu.codec import EVENT_TLV_FIELD_BITS  # noqa: PLC0415 - the codec: only when a TLV is made
 
     return EVENT_TLV_FIELD_BITS[wire_type]
 
