@@ -8,9 +8,8 @@ are; they are read from /proc/self at each scrape without the dependency (a few 
 and one directory listing).  A /proc that cannot be read or parsed leaves the affected
 families without a sample: never an error for the scrape.
 
-`efmoam_build_info` is a gauge at 1 whose labels are the versions: efmoam's, Python's, and
-scapy's when the daemon has imported it (empty otherwise: the daemon does not load scapy
-for this).
+`efmoam_build_info` is a gauge at 1 whose labels are the versions of efmoam and Python
+(the daemon does not load scapy: its codec is generated from the layers ahead of time).
 """
 
 from __future__ import annotations
@@ -18,15 +17,14 @@ from __future__ import annotations
 import functools
 import os
 import platform
-import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from efmoam.daemon.metrics.schema import DAEMON_FAMILIES, Family, Sample, daemon_samples
 
 BUILD_INFO = Family(
-    "efmoam_build_info", "gauge", "1, labelled with the versions of efmoam, Python and scapy (empty: not loaded)",
-    ("version", "python_version", "scapy_version"),
+    "efmoam_build_info", "gauge", "1, labelled with the versions of efmoam and Python",
+    ("version", "python_version"),
 )  # fmt: skip
 START_TIME = Family("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.")
 CPU = Family("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.")
@@ -46,11 +44,6 @@ def _efmoam_version() -> str:
     from efmoam.cli.main import _version  # noqa: PLC0415 - one home for the version (click is loaded anyway)
 
     return _version()
-
-
-def _scapy_version() -> str:
-    scapy = sys.modules.get("scapy")
-    return str(getattr(scapy, "VERSION", "")) if scapy is not None else ""
 
 
 def boot_time(stat: bytes) -> float | None:
@@ -109,7 +102,7 @@ def _boot_time(proc: str) -> float | None:
 
 def process_samples(proc: str = PROC) -> Iterator[Sample]:
     """The build info, and what /proc says of this process."""
-    yield BUILD_INFO, (_efmoam_version(), platform.python_version(), _scapy_version()), 1
+    yield BUILD_INFO, (_efmoam_version(), platform.python_version()), 1
     own = os.path.join(proc, "self")
     stat = _read(os.path.join(own, "stat"))
     if stat is not None:
