@@ -116,7 +116,7 @@ def _health_view(port: OamPort) -> dict[str, Any]:
             "fatal_last_window": monitor.last_fatal if monitor.fatal else None,
             "error_running_total": monitor.error_total,
             "event_running_total": monitor.event_total,
-            **({"pre_fec_ber": monitor.ber_estimate} if kind is HealthKind.FEC_CORRECTED else {}),
+            **({"pre_fec_ber": port.link_monitoring.ber_estimate} if kind is HealthKind.FEC_CORRECTED else {}),
         }
     return view
 

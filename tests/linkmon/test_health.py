@@ -270,6 +270,8 @@ def test_ber_estimate_is_corrected_bits_over_the_bits_the_link_carried() -> None
         feed.sample(fec_corrected_bits=250_000)
     # 2.5e6 bits over 25 Gb/s x 10 s
     assert pair.a.link_monitoring.ber_estimate == pytest.approx(1e-5)
+    feed.sample(missing=("fec_corrected_bits", "fec_corrected_blocks"))  # the counters are gone
+    assert pair.a.link_monitoring.ber_estimate is None  # unknown, not the last value
 
 
 @pytest.mark.parametrize(("speed", "missing"), [(25_000, ("fec_corrected_bits",)), (None, ())])
@@ -315,8 +317,11 @@ def test_error_disable_latches_a_health_failure_as_a_standard_one() -> None:
     feed.sample(carrier_down_count=1)
     feed.sample()
     assert pair.a.out_of_service
-    pair.call("a", "set_link", False)  # the flap ends the event, the latch holds the port
+    pair.call("a", "set_link", False)  # a flap does not end a health event
     pair.call("a", "set_link", True)
+    assert [e.monitor for e in pair.a.link_monitoring.active_events()] == ["link_flaps"]
+    stricter = link_monitoring(link_flaps=health(window=2.0, sf_threshold=2), local_sf_action=action)
+    pair.call("a", "reconfigure", port_settings(stricter))  # new thresholds end it: the latch holds the port
     assert pair.a.link_monitoring.active_events() == []
     assert pair.a.out_of_service
 
@@ -333,7 +338,7 @@ def test_log_only_logs_a_health_failure() -> None:
 # -- what ends them -------------------------------------------------------------------------------
 
 
-def test_a_link_flap_ends_health_events_but_their_windows_count_on() -> None:
+def test_a_link_flap_neither_ends_health_events_nor_restarts_their_windows() -> None:
     pair, feed = start_health(link_flaps=health(window=10.0, sf_threshold=2), ib_fatal=health(window=10.0))
     feed.sample(ib_link_downed=1, carrier_down_count=1)
     pair.call("a", "set_link", False)
@@ -342,8 +347,12 @@ def test_a_link_flap_ends_health_events_but_their_windows_count_on() -> None:
     feed.quiet(8)
     assert {e.monitor for e in health_events(pair)} == {"link_flaps", "ib_fatal"}  # the flaps were counted
     assert pair.a.out_of_service
-    pair.call("a", "set_link", False)
+    pair.call("a", "set_link", False)  # a flapping port stays out of service: the flap is what they count
     pair.call("a", "set_link", True)
+    assert {e.monitor for e in pair.a.link_monitoring.active_events()} == {"link_flaps", "ib_fatal"}
+    assert pair.a.out_of_service
+    assert {m.state.value for m in pair.a.link_monitoring.running_health} == {"failed"}
+    pair.call("a", "clear_events")
     assert not pair.a.link_monitoring.active_events()
     assert {m.state.value for m in pair.a.link_monitoring.running_health} == {"ok"}
 
@@ -426,6 +435,7 @@ def test_every_monitor_failed_at_once_grows_the_log_past_12_and_drops_no_active_
     pair.call("a", "clear_events")
     pair.call("a", "set_link", False)
     pair.call("a", "set_link", True)
+    pair.call("a", "clear_events")  # the flap's own health events (a flap does not end them)
     feed.quiet(2)
     feed.sample(ib_link_downed=1)  # one more event after the storm: the slots above 12 go
     feed.quiet(1)

@@ -107,7 +107,9 @@ class LinkMonitoring:
     def ber_estimate(self) -> float | None:
         """The pre-FEC bit error rate of fec_corrected's last window (None: not running, or unknown)."""
         monitor = self.health_monitors.get(HealthKind.FEC_CORRECTED)
-        return monitor.ber_estimate if monitor is not None and monitor in self._running_health else None
+        if monitor is None or monitor not in self._running_health or monitor.state is MonitorState.UNAVAILABLE:
+            return None  # unknown: not running, or its counters are gone (a stale value would mislead)
+        return monitor.ber_estimate
 
     def active_events(self) -> list[EventLogEntry]:
         """The log entries of the active events."""
@@ -188,17 +190,18 @@ class LinkMonitoring:
             self._clear_with_notice(key, now, cause)
 
     def link_changed(self) -> None:
-        """A link down/up clears every monitor event, local and remote, and every flag
-        event of the peer, and restarts the windows.  The flags our own client set stay:
-        they are its to clear."""
+        """A link down/up clears every standard monitor event, local and remote, and every
+        flag event of the peer, and restarts the standard windows.  The flags our own client
+        set stay: they are its to clear.  So do the NIC health events and windows: they are
+        the NIC's, not the OAM session's, and a flap is what link_flaps and ib_fatal count
+        (clearing them at the next flap would let a flapping port in and out of service)."""
         for event in self.active:
-            if not (event.key.location is Location.LOCAL and event.key.is_flag):
-                self._clear(event.key, "link")
+            key = event.key
+            if not (key.location is Location.LOCAL and (key.is_flag or isinstance(key.source, HealthKind))):
+                self._clear(key, "link")
         for monitor in self.monitors.values():
             monitor.restart()
             monitor.cleared()
-        for health in self.health_monitors.values():
-            health.cleared()  # its window counts on: the flap is what it may count
 
     def reconfigure(self, settings: LinkMonitoringSettings, now: float) -> None:
         """New settings take effect in the current window; new thresholds clear a monitor's events."""
