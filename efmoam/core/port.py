@@ -333,12 +333,13 @@ class OamPort:
         else:  # only time passed (a keep-alive or a queued frame is due): nothing derived changed
             self._tx.service(now, self._local_pdu, self._outputs)
 
-    def on_counters(self, sample: CounterSample, *, now: float) -> None:
-        """A sample of the NIC's cumulative error counters, for link monitoring."""
+    def on_counters(self, sample: CounterSample, *, now: float, rebased: bool = False) -> None:
+        """A sample of the NIC's cumulative error counters, for link monitoring (`rebased`:
+        the counter source changed, so the sample is a new baseline, see `LinkMonitoring`)."""
         monitoring = self.link_monitoring
         active = monitoring.active
         version = active.version
-        monitoring.on_counters(sample, now)
+        monitoring.on_counters(sample, now, rebased)
         # windows and totals moved but no event: nothing the epilogue reads changed, and
         # what is due to be sent is the timer's
         if monitoring.outputs or active.version != version:  # (an intent always comes with an event)

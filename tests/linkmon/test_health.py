@@ -507,3 +507,17 @@ def test_a_saved_health_event_of_the_wrong_key_is_refused() -> None:
     with pytest.raises(ValueError, match="has an entry of type"):
         again.a.restore(saved, now=again.now)
     assert again.a.link_monitoring.active_events() == []
+
+
+def test_a_rebased_sample_is_a_baseline_not_an_increase() -> None:
+    """A counter moving to another source (a driver's total instead of the kernel's) jumps:
+    the daemon says so, and the jump raises nothing."""
+    pair, feed = start_health(fec_uncorrectable=health(window=2.0))
+    feed.values["fec_uncorrectable_blocks"] = 5_000_000
+    feed.pair.run_until(feed.pair.now + 1.0)
+    feed.pair.call("a", "on_counters", CounterSample(**feed.values), rebased=True)
+    feed.quiet(3)
+    assert health_events(pair) == []
+    feed.sample(fec_uncorrectable_blocks=1)  # counting goes on from the new baseline
+    feed.quiet(2)
+    assert [e.monitor for e in health_events(pair)] == ["fec_uncorrectable"]

@@ -94,6 +94,12 @@ class CounterDeltas:
             errored, frames, symbols = self._last[:3]
             self._standard = (errored, frames, symbols)
 
+    def rebase(self) -> None:
+        """Forget the previous sample: the next one is every counter's new baseline (its
+        counters may come from other sources, whose totals are not comparable)."""
+        self._last = _NONE
+        self._standard = (None, None, None)
+
     def update(self, sample: CounterSample) -> tuple[int | None, ...]:
         """Deltas since the previous sample, in `COUNTERS` order (0 for a counter seen first)."""
         if self.health:

@@ -121,8 +121,11 @@ class LinkMonitoring:
 
     # -- inputs ------------------------------------------------------------------------
 
-    def on_counters(self, sample: CounterSample, now: float) -> None:
-        """A counter sample: advance every running monitor's window."""
+    def on_counters(self, sample: CounterSample, now: float, rebased: bool = False) -> None:
+        """A counter sample: advance every running monitor's window.  `rebased`: its counters
+        may come from other sources than the last sample's: a baseline, not an increase."""
+        if rebased:
+            self._deltas.rebase()
         deltas = self._deltas.update(sample)
         ok = MonitorState.OK
         for monitor in self._sampled:
