@@ -22,7 +22,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from efmoam.core.linkmon import LinkMonitoringSettings
 from efmoam.core.linkmon.kinds import HEALTH, MONITORS
 from efmoam.core.variables import A_FRAMES_RECEIVED_OK
 from efmoam.daemon import access, heap, operations, privileges
+from efmoam.daemon.actuator import Actuator, Job
 from efmoam.daemon.commands import Commands
 from efmoam.daemon.control import ControlError, ControlServer, Peer
 from efmoam.daemon.eventstream import EventStream
@@ -40,14 +41,18 @@ from efmoam.daemon.journal import Journal
 from efmoam.daemon.loop import Deadlines, Loop, drain, signals
 from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.policing import RxPolicer
-from efmoam.daemon.runtime import PortRuntime, Services
+from efmoam.daemon.runtime import KERNEL_DROPS_INTERVAL, PortRuntime, Services
 from efmoam.daemon.sdnotify import StatusLine, notify
 from efmoam.daemon.snmp import SnmpAgent
 from efmoam.daemon.state import StateStore
 from efmoam.daemon.tracking import Tracking
 from efmoam.linux.actions import (
     ActionError,
+    BlockBackend,
+    PortActionBackend,
+    Step,
     apply_loopback,
+    end_loopbacks,
     make_backend,
     stale_block_tables,
     stale_loopback_tables,
@@ -97,11 +102,13 @@ class Daemon:
         self.telemetry = Telemetry()
         self._metrics: MetricsServer | None = None
         self.commands = Commands(self.loop)  #: child processes (tracked-condition checks, action commands)
+        self.actuator = Actuator(self.loop)  #: port actions, batched, off the loop
         self.services = Services(
             journal=self.journal, telemetry=self.telemetry, state=StateStore(config.daemon.state_dir),
             events=EventStream(config.daemon.event_stream, self._event_stream_error),
             wall_clock_offset=self.wall_clock_offset, schedule=self._deadlines.schedule,
             action_verify_interval=config.daemon.action_verify_interval, clock=clock, commands=self.commands,
+            actuator=self.actuator,
         )  # fmt: skip
         self.tracking = Tracking(self.commands, self.journal)
         self.snmp: SnmpAgent | None = None  #: the DOT3-OAM-MIB subagent (daemon.snmp)
@@ -130,7 +137,7 @@ class Daemon:
         candidates = (
             self._next_poll if self.ports else None, None if earliest is None else earliest[0], self._settle_heap_at,
             self.services.state.next_deadline(), None if self._control is None else self._control.next_deadline(),
-            self.commands.next_deadline(), self.tracking.next_deadline(),
+            self.commands.next_deadline(), self.tracking.next_deadline(), self.actuator.next_deadline(),
             None if self.snmp is None else self.snmp.next_deadline(), self.status.next_deadline(),
         )  # fmt: skip
         return min((d for d in candidates if d is not None), default=None)
@@ -156,6 +163,7 @@ class Daemon:
             run("control", self._control.service, now)
         if self.snmp is not None:
             run("snmp", self.snmp.service, now)
+        run("actions", self.actuator.service, now)  # last: every action decided in this wake-up in one batch
         run("state", self.services.state.flush, now)
         run("status", self.status.service, now)
 
@@ -204,6 +212,7 @@ class Daemon:
             while (now := self._clock()) < deadline:
                 self._due(now)
                 time.sleep(0.01)
+        self.actuator.close()
         state = self.services.state
         for runtime in self.ports.values():
             with contextlib.suppress(Exception):
@@ -385,9 +394,10 @@ class Daemon:
         runtime.sock.close()
         now = self._clock()
         state = self.services.state
+        self.actuator.orphan(name)  # what is on its way still runs; the runtime is not told
         if release:
+            self._release(name, runtime.actions, name, "action not undone")
             try:
-                runtime.actions.return_to_service(name)
                 _end_loopback(name)
             except ActionError as exc:
                 self.journal.log("error", "action not undone", port=name, error=exc)
@@ -427,27 +437,36 @@ class Daemon:
             runtime.port.set_link(link.carrier, now=now, speed_mbps=mode.speed_mbps, half_duplex=mode.half_duplex)
             runtime.flush(now)
 
+    def _release(self, name: str, backend: PortActionBackend, key: Hashable, failed: str | None = None) -> None:
+        """Return a port to service with `backend`, off the loop (under the actuator's `key`);
+        `failed`: the log line if that fails."""
+
+        def done(results: list[bool | ActionError], _now: float) -> None:
+            if failed is not None and isinstance(results[0], ActionError):
+                self.journal.log("error", failed, port=name, error=results[0])
+
+        self.actuator.submit(key, Job(((backend, Step(name, False)),), done))
+
     def _reconcile_tables(self) -> None:
         """Remove the nftables tables a previous run left behind: blocks of ports that are
-        not out of service now, and every loopback table (no loopback survives a restart)."""
-        kinds: tuple[tuple[str, Callable[[], list[str]], Callable[[str], None], Callable[[str], bool]], ...] = (
-            ("block", stale_block_tables, make_backend("block").return_to_service, self._out_of_service),
-            ("loopback", stale_loopback_tables, _end_loopback, lambda _name: False),
+        not out of service now, and every loopback table (no loopback survives a restart).
+        Each kind in one nft transaction (before the loop runs)."""
+        Remove = Callable[[list[str]], list[ActionError | None]]
+        kinds: tuple[tuple[str, Callable[[], list[str]], Remove, Callable[[str], bool]], ...] = (
+            ("block", stale_block_tables, _end_blocks, self._out_of_service),
+            ("loopback", stale_loopback_tables, end_loopbacks, lambda _name: False),
         )
         for what, list_stale, remove, keep in kinds:
             try:
-                stale = list_stale()
+                stale = [name for name in list_stale() if not keep(name)]
             except ActionError as exc:
                 self.journal.log("warning", "cannot list nftables tables", error=exc)
                 return
-            for name in stale:
-                if keep(name):
-                    continue
-                try:
-                    remove(name)
+            for name, error in zip(stale, remove(stale) if stale else [], strict=True):
+                if error is None:
                     self.journal.log("notice", f"stale {what} removed", port=name)
-                except ActionError as exc:
-                    self.journal.log("error", f"stale {what} not removed", port=name, error=exc)
+                else:
+                    self.journal.log("error", f"stale {what} not removed", port=name, error=error)
 
     def _rows_changed(self) -> None:
         if self.snmp is not None:
@@ -483,9 +502,23 @@ class Daemon:
         return plan
 
     def _poll_counters(self, runtime: PortRuntime, now: float) -> None:
-        runtime.sock.read_kernel_drops()
+        """Read the port's counters (only those its monitors need) and give them to its engine.
+
+        An rtnetlink source is read by ifindex: one RTM_GETSTATS dump serves the whole poll
+        (`RtnetlinkSource.read_index`); the others by name.  The socket's kernel drops are
+        read here only every `KERNEL_DROPS_INTERVAL` (show and the metrics read them)."""
+        if now >= runtime.kernel_drops_due:
+            runtime.kernel_drops_due = now + KERNEL_DROPS_INTERVAL
+            runtime.sock.read_kernel_drops()
+        source, profile = runtime.counters, runtime.profile
+        needed = runtime.counters_needed
+        if needed is None or needed[0] is not profile:
+            needed = runtime.counters_needed = (profile, _counters_read(profile.settings.link_monitoring))
         try:
-            sample = runtime.counters.read(runtime.name)
+            if isinstance(source, RtnetlinkSource):
+                sample = source.read_index(runtime.ifindex, runtime.name, needed[1])
+            else:
+                sample = source.read(runtime.name, needed[1])
         except (CounterError, OSError) as exc:
             if str(exc) != runtime.counter_error:
                 runtime.counter_error = str(exc)
@@ -495,7 +528,12 @@ class Daemon:
         self.telemetry.counters_read(runtime.name, sample)  # metrics: counter availability
         if sample.frames_received is not None:  # for variable retrieval
             runtime.port.update_mac_attributes({A_FRAMES_RECEIVED_OK: sample.frames_received})
-        runtime.port.on_counters(sample, now=now)
+        # counters now read from other sources (a reload, auto finding a new one) jump between
+        # two totals: that sample is a baseline, not an increase
+        feed = (id(source), source.generation(runtime.name))
+        rebased = runtime.counter_feed is not None and feed != runtime.counter_feed
+        runtime.counter_feed = feed
+        runtime.port.on_counters(sample, now=now, rebased=rebased)
         runtime.flush(now)
 
     # -- control -----------------------------------------------------------------------
@@ -523,6 +561,7 @@ class Daemon:
             "action": {
                 "backend": runtime.actions.name,
                 "applied": None if runtime.action_applied is None else any(runtime.action_applied),
+                "pending": runtime.action_pending,
                 "error": runtime.action_error,
                 "reapplied": runtime.actions_reapplied,
             },
@@ -581,8 +620,8 @@ class Daemon:
             runtime.profile.action_command,
         ):
             if runtime.action_applied and runtime.action_applied[0]:
-                with contextlib.suppress(ActionError):
-                    runtime.actions.return_to_service(runtime.name)
+                # before the new backend's action (queued after it), under a key of its own
+                self._release(runtime.name, runtime.actions, (runtime.name, runtime.actions))
             runtime.actions = make_backend(profile.action_backend.value, command=profile.action_command)
             runtime.action_applied = None
             if runtime.want_out_of_service:
@@ -613,6 +652,12 @@ def _counters_read(settings: LinkMonitoringSettings) -> frozenset[str]:
 
 def _end_loopback(name: str) -> None:
     apply_loopback(name, ParserAction.FORWARD, MuxAction.FORWARD)
+
+
+def _end_blocks(names: list[str]) -> list[ActionError | None]:
+    """Remove the block tables of many ports in one nft transaction; each one's error."""
+    results = BlockBackend().carry_out([Step(name, False) for name in names])
+    return [result if isinstance(result, ActionError) else None for result in results]
 
 
 def _link_mode(name: str) -> LinkMode:

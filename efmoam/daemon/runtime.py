@@ -48,13 +48,14 @@ from efmoam.core import (
 )
 from efmoam.core.linkmon import Location
 from efmoam.core.stats import DisplayBaseline
+from efmoam.daemon.actuator import Actuator, Job
 from efmoam.daemon.commands import Commands
 from efmoam.daemon.eventstream import EventStream
 from efmoam.daemon.journal import Journal
 from efmoam.daemon.metrics import Telemetry
 from efmoam.daemon.policing import RxPolicer, WireGuard
 from efmoam.daemon.state import StateStore
-from efmoam.linux.actions import ActionError, DownBackend, PortActionBackend, apply_loopback
+from efmoam.linux.actions import ActionError, DownBackend, PortActionBackend, Step, apply_loopback
 from efmoam.linux.counters import BaseCounterSource
 from efmoam.linux.packet import OamSocket
 from efmoam.views.data import LOOPBACK_NAMES, OPER_STATUS_NAMES, flag_names
@@ -65,6 +66,9 @@ if typing.TYPE_CHECKING:
     from efmoam.daemon.snmp import SnmpAgent
 
 ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
+#: seconds between two reads of a socket's kernel drop count by the counter poll: what
+#: shows it (show, a scrape) reads it then, and the kernel's count is 32 bits wide
+KERNEL_DROPS_INTERVAL = 60.0
 RX_BATCH = 64  #: frames read from one socket per wake-up
 PEER_LINES = 20  #: log lines a minute per port and kind caused by what the peer sends
 #: backends whose `is_out_of_service` reads the system (the others report what they did)
@@ -91,6 +95,7 @@ class Services:
     #: the loop's hook: the port's deadline may have changed
     schedule: Callable[[PortRuntime], None]
     commands: Commands  #: child processes, run without blocking the loop
+    actuator: Actuator  #: carries out the port actions off the loop, in batches
     snmp: SnmpAgent | None = None  #: the SNMP subagent, when it is on
 
 
@@ -132,6 +137,11 @@ class PortRuntime:
     #: what show subtracts from the port's counters: their values at the last clear
     display_baseline: DisplayBaseline = attrs.field(factory=DisplayBaseline)
     admin_up: bool = True  #: the interface is up (IFF_UP), as the link's last notification said
+    #: (profile, the counters its monitors read), worked out by the counter poll once per profile
+    counters_needed: tuple[PortProfile, frozenset[str]] | None = None
+    kernel_drops_due: float = 0.0  #: when the counter poll next reads the socket's kernel drops
+    #: (source, its generation for the port) of the last sample: when it changes, the next is a baseline
+    counter_feed: tuple[int, int] | None = None
 
     def settings(self) -> PortSettings:
         """The port's settings: the profile's, with the admin-state override on top."""
@@ -152,21 +162,31 @@ class PortRuntime:
         return (
             (DropReason.RATE_LIMIT.value, self.policer.peer_policed),
             (DropReason.RATE_LIMIT_OTHERS.value, self.policer.others_policed),
-            (DropReason.SOCKET_QUEUE.value, self.sock.kernel_drops),
+            (DropReason.SOCKET_QUEUE.value, self.sock.read_kernel_drops()),
         )
 
     def next_deadline(self) -> float | None:
-        candidates = (
-            self.port.next_deadline(), self.action_retry_at, self.action_verify_at, self.wire.release_at,
-        )  # fmt: skip
-        return min((d for d in candidates if d is not None), default=None)
+        deadline = self.port.next_deadline()  # (after every flush: written out, no tuple, no generator)
+        other = self.action_retry_at
+        if other is not None and (deadline is None or other < deadline):
+            deadline = other
+        other = self.action_verify_at
+        if other is not None and (deadline is None or other < deadline):
+            deadline = other
+        other = self.wire.release_at
+        if other is not None and (deadline is None or other < deadline):
+            deadline = other
+        return deadline
 
     # -- frames ------------------------------------------------------------------------
 
     def read_frames(self, now: float) -> None:
-        """Give waiting OAMPDUs to the engine, the policer first."""
+        """Give waiting OAMPDUs to the engine, the policer first (nothing to carry out when none came)."""
+        frames = self.sock.receive(RX_BATCH)
+        if not frames:
+            return
         port, policer, telemetry = self.port, self.policer, self.services.telemetry
-        for frame in self.sock.receive(RX_BATCH):
+        for frame in frames:
             policer.bind(port.peer_mac)
             refused = policer.refuse(frame, now)
             if refused is not None:
@@ -209,11 +229,13 @@ class PortRuntime:
 
     def flush(self, now: float) -> None:
         """Carry out what the engine produced: each kind of output has its handler."""
-        save = False
-        for output in self.port.take_outputs():
-            save = OUTPUT_HANDLERS[type(output)](self, output, now) or save
-        if save:
-            self.services.state.update(self.name, self.port.saved_state(), now)
+        outputs = self.port.take_outputs()
+        if outputs:
+            save = False
+            for output in outputs:
+                save = OUTPUT_HANDLERS[type(output)](self, output, now) or save
+            if save:
+                self.services.state.update(self.name, self.port.saved_state(), now)
         self.services.schedule(self)
 
     def limited(self, now: float, kind: str, level: str, message: str, **fields: object) -> None:
@@ -227,55 +249,78 @@ class PortRuntime:
     # -- the port action ---------------------------------------------------------------
 
     def apply_action(self, now: float, reasons: tuple[str, ...] = ()) -> None:
-        """Make the port's service state what the engine wants; retry later on failure."""
-        want_down = self.want_down
-        want = self.want_out_of_service or want_down
+        """Ask the actuator to make the port's service state what the engine wants; the
+        outcome comes back in `_action_done` (retried later on failure)."""
+        want = (self.want_out_of_service, self.want_down)
         reasons = reasons or self.port.service.reasons
+        if want[1] and self.down_actions is None:
+            self.down_actions = DownBackend()
+        steps = [(self.actions, Step(self.name, want[0], reasons))]
+        if self.down_actions is not None:
+            steps.append((self.down_actions, Step(self.name, want[1], reasons)))
+        self.action_retry_at = self.action_verify_at = None
+        on_done = lambda results, done_at: self._action_done(want, reasons, results, done_at)  # noqa: E731
+        self.services.actuator.submit(self.name, Job(tuple(steps), on_done))
+
+    @property
+    def action_pending(self) -> bool:
+        """An action decided and not yet carried out and verified."""
+        return self.services.actuator.pending(self.name)
+
+    def _action_done(
+        self, want: tuple[bool, bool], reasons: tuple[str, ...], results: list[bool | ActionError], now: float
+    ) -> None:
+        """What `apply_action` asked for was carried out: record, log and report it."""
         services = self.services
-        try:
-            _apply(self.actions, self.name, self.want_out_of_service, reasons)
-            if want_down or self.down_actions is not None:
-                if self.down_actions is None:
-                    self.down_actions = DownBackend()
-                _apply(self.down_actions, self.name, want_down, reasons)
-        except ActionError as exc:
-            self.action_error = str(exc)
-            self.action_retry_at, self.action_verify_at = now + ACTION_RETRY, None
-            services.journal.log("error", "port action failed", port=self.name, backend=self.actions.name, error=exc)
+        error = next((result for result in results if isinstance(result, ActionError)), None)
+        newer = self.action_pending  # a later decision waits: it retries and verifies for itself
+        if error is not None:
+            self.action_error = str(error)
+            self.action_retry_at = None if newer else now + ACTION_RETRY
+            services.journal.log("error", "port action failed", port=self.name, backend=self.actions.name, error=error)
             services.events.port_action(
-                self.name, out_of_service=want, reasons=reasons, backend=self.actions.name, error=str(exc),
+                self.name, out_of_service=any(want), reasons=reasons, backend=self.actions.name, error=str(error),
                 now=now, wall_clock_offset=services.wall_clock_offset,
             )  # fmt: skip
+            services.schedule(self)
             return
-        changed = self.action_applied != (self.want_out_of_service, want_down)
-        self.action_applied, self.action_error, self.action_retry_at = (self.want_out_of_service, want_down), None, None
-        verifiable = want_down or (self.want_out_of_service and self.actions.name in VERIFIABLE)
-        self.action_verify_at = now + services.action_verify_interval if verifiable else None
+        changed = self.action_applied != want
+        self.action_applied, self.action_error, self.action_retry_at = want, None, None
+        verifiable = want[1] or (want[0] and self.actions.name in VERIFIABLE)
+        self.action_verify_at = now + services.action_verify_interval if verifiable and not newer else None
+        services.schedule(self)
         if not changed:
             return
         services.events.port_action(
-            self.name, out_of_service=want, reasons=reasons, backend=self.actions.name, error=None,
+            self.name, out_of_service=any(want), reasons=reasons, backend=self.actions.name, error=None,
             now=now, wall_clock_offset=services.wall_clock_offset,
         )  # fmt: skip
         services.journal.log(
-            "warning" if want else "notice", "port out of service" if want else "port back in service",
-            port=self.name, backend="down" if want_down else self.actions.name, reasons=",".join(reasons) or None,
+            "warning" if any(want) else "notice", "port out of service" if any(want) else "port back in service",
+            port=self.name, backend="down" if want[1] else self.actions.name, reasons=",".join(reasons) or None,
         )  # fmt: skip
 
     def verify_action(self, now: float) -> None:
-        """Check that the port is still out of service as applied; put it back if not."""
-        error: str | None = None
-        try:
-            holds = True
-            if self.want_out_of_service and self.actions.name in VERIFIABLE:
-                holds = self.actions.is_out_of_service(self.name)
-            if holds and self.want_down and self.down_actions is not None:
-                holds = self.down_actions.is_out_of_service(self.name)
-        except ActionError as exc:
-            holds, error = False, str(exc)
-        if holds:
+        """Check (off the loop) that the port is still out of service as applied; `_verified` puts it back if not."""
+        steps = []
+        if self.want_out_of_service and self.actions.name in VERIFIABLE:
+            steps.append((self.actions, Step(self.name, None)))
+        if self.want_down and self.down_actions is not None:
+            steps.append((self.down_actions, Step(self.name, None)))
+        self.action_verify_at = None
+        if not steps:
             self.action_verify_at = now + self.services.action_verify_interval
+        else:  # dropped when an action is on its way: its outcome is read back
+            self.services.actuator.submit(self.name, Job(tuple(steps), self._verified, check=True))
+
+    def _verified(self, results: list[bool | ActionError], now: float) -> None:
+        if self.action_pending:
+            return  # a newer decision was taken meanwhile: it verifies for itself
+        if all(result is True for result in results):
+            self.action_verify_at = now + self.services.action_verify_interval
+            self.services.schedule(self)
             return
+        error = next((str(result) for result in results if isinstance(result, ActionError)), None)
         self.actions_reapplied += 1
         self.services.journal.log(
             "error", "port action undone behind the daemon's back; applying it again",
@@ -442,13 +487,6 @@ OUTPUT_HANDLERS: dict[type[Output], Callable[[PortRuntime, Any, float], bool]] =
     PolicyEvent: _on_policy_event,
 }
 assert set(OUTPUT_HANDLERS) == set(typing.get_args(Output)), "a kind of output without a handler"
-
-
-def _apply(backend: PortActionBackend, name: str, out: bool, reasons: tuple[str, ...]) -> None:
-    if out:
-        backend.take_out_of_service(name, reasons)
-    else:
-        backend.return_to_service(name)
 
 
 def _word(value: object) -> object:

@@ -61,12 +61,21 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+import attrs
 import yaml
 
 from efmoam.core.linkmon.counters import COUNTERS, CounterSample
 from efmoam.linux.ethtool import FEC_STATS, STAT_GROUP, EthtoolError, EthtoolIoctl, EthtoolNetlink
 from efmoam.linux.files import COUNTER_FILE_LIMIT, BoundedYamlLoader, YamlLimitError, read_untrusted
-from efmoam.linux.netlink import CARRIER_DOWN_COUNT, NetlinkError, RtnlClient
+from efmoam.linux.netlink import (
+    CARRIER_DOWN_COUNT,
+    STATS64_FIELDS,
+    LinkCounters,
+    NetlinkError,
+    Picked,
+    RtnlClient,
+    Stats64Picker,
+)
 
 #: counter -> the raw counters whose sum it is, in one source's naming
 Recipe = Mapping[str, tuple[str, ...]]
@@ -229,8 +238,8 @@ def sum_present(raw: Mapping[str, int], names: tuple[str, ...]) -> int | None:
 
 
 def sample_from(raw: Mapping[str, int], recipe: Recipe) -> CounterSample:
-    """A sample computed from raw counters with a recipe."""
-    return CounterSample(**{counter: sum_present(raw, recipe.get(counter, ())) for counter in COUNTERS})
+    """A sample computed from raw counters with a recipe (counters it lacks are None)."""
+    return CounterSample(**{counter: sum_present(raw, parts) for counter, parts in recipe.items()})
 
 
 def describe(raw: Mapping[str, int], recipe: Recipe, prefix: str, label: Callable[[str], str] = str) -> dict[str, str]:
@@ -279,6 +288,11 @@ class BaseCounterSource:
     def provides(self, ifname: str) -> dict[str, str]:  # pragma: no cover - overridden
         """Counter -> where it comes from ({} when the interface cannot be read)."""
         raise NotImplementedError
+
+    def generation(self, ifname: str) -> int:
+        """Changes when the sources feeding `ifname`'s counters change (their totals are then
+        not comparable with the last sample's: the caller takes the next one as a baseline)."""
+        return 0
 
     def close(self) -> None:
         """Release sockets (nothing to do for file-based sources)."""
@@ -392,13 +406,62 @@ class EthtoolStatsSource(RecipeSource):
         self._client.close()
 
 
-class RtnetlinkSource(RecipeSource):
-    """`rtnl_link_stats64` and IFLA_CARRIER_DOWN_COUNT through rtnetlink (one message).
+#: the `rtnl_link_stats64` fields `NETDEV_RECIPE` sums, in the kernel's order
+_NETDEV_FIELDS = tuple(
+    sorted({p for parts in NETDEV_RECIPE.values() for p in parts} - NETDEV_ATTRIBUTES, key=STATS64_FIELDS.index)
+)
+#: counter -> positions in `_NETDEV_FIELDS` of the fields it sums (the statistics' counters of `NETDEV_RECIPE`)
+_NETDEV_SUMS = tuple(
+    (counter, tuple(_NETDEV_FIELDS.index(p) for p in parts))
+    for counter, parts in NETDEV_RECIPE.items()
+    if parts and not NETDEV_ATTRIBUTES.intersection(parts)
+)
+#: the same split into counters of one field and sums
+_NETDEV_ONE = tuple((counter, at[0]) for counter, at in _NETDEV_SUMS if len(at) == 1)
+_NETDEV_MANY = tuple((counter, at) for counter, at in _NETDEV_SUMS if len(at) > 1)
+_NETDEV_PICKER = Stats64Picker(_NETDEV_FIELDS)
+_CARRIER = "carrier_down_count"  #: the counter IFLA_CARRIER_DOWN_COUNT feeds (`NETDEV_RECIPE`)
 
-    By default each read is one RTM_GETLINK request for that interface.  With `max_age`
-    > 0, reads are served from one dump of every interface taken at most `max_age`
-    seconds earlier: cheaper when most interfaces of the namespace are polled in a burst,
-    dearer when a few ports are monitored on a host with many interfaces.
+
+def _netdev_sample(values: Picked, carrier_down: int | None) -> CounterSample:
+    """The sample `NETDEV_RECIPE` makes of picked statistics and the carrier-down count
+    (once a second per port: the usual case, every field there, takes the short way)."""
+    fields: dict[str, int | None] = {_CARRIER: carrier_down}
+    if None in values:  # an older kernel's shorter struct
+        for counter, positions in _NETDEV_SUMS:
+            fields[counter] = sum_present_at(values, positions)
+    else:
+        for counter, at in _NETDEV_ONE:
+            fields[counter] = values[at]
+        for counter, positions in _NETDEV_MANY:
+            fields[counter] = sum([values[p] for p in positions])  # type: ignore[misc]  # no None here
+    return CounterSample(**fields)
+
+
+def sum_present_at(values: Picked, positions: tuple[int, ...]) -> int | None:
+    """`sum_present` over positions of picked values (None: absent)."""
+    total: int | None = None
+    for at in positions:
+        value = values[at]
+        if value is not None:
+            total = value if total is None else total + value
+    return total
+
+
+class RtnetlinkSource(RecipeSource):
+    """`rtnl_link_stats64` and IFLA_CARRIER_DOWN_COUNT through rtnetlink.
+
+    By name (`read`): one RTM_GETLINK request for that interface, or, with `max_age` > 0,
+    served from one RTM_GETLINK dump of every interface taken at most `max_age` seconds
+    earlier: cheaper when most interfaces of the namespace are polled in a burst, dearer
+    when a few ports are monitored on a host with many interfaces.
+
+    By ifindex (`read_index`, the daemon's poll: it knows each port's ifindex and drops
+    the port when its link is renamed or removed): with `max_age`, from one dump per
+    poll, RTM_GETSTATS unless the carrier-down count is wanted (only RTM_GETLINK carries
+    it: a port running the link_flaps monitor), or when an RTM_GETLINK dump is fresh
+    anyway.  Dumps parse only the fields `NETDEV_RECIPE` sums, straight into samples
+    (netlink.py's `Stats64Picker`).
     """
 
     name = "rtnetlink"
@@ -406,22 +469,75 @@ class RtnetlinkSource(RecipeSource):
     def __init__(self, client: RtnlClient, *, max_age: float = 0.0) -> None:
         self._client = client
         self.max_age = max_age
-        self._snapshot: dict[str, dict[str, int]] = {}
-        self._taken = -math.inf
+        self._links: dict[int, LinkCounters] = {}  #: the last RTM_GETLINK dump, by ifindex
+        self._by_name: dict[str, LinkCounters] = {}  #: the same by name
+        self._links_taken = -math.inf
+        self._stats: dict[int, Picked] = {}  #: the last RTM_GETSTATS dump, by ifindex
+        self._stats_taken = -math.inf
 
     def invalidate(self) -> None:
-        """Forget the dump (with `max_age`): the next read takes a new one."""
-        self._snapshot, self._taken = {}, -math.inf
+        """Forget the dumps (with `max_age`): the next read takes a new one."""
+        self._links, self._by_name, self._links_taken = {}, {}, -math.inf
+        self._stats, self._stats_taken = {}, -math.inf
+
+    def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
+        """The interface's counters, by name; the carrier-down count only when `counters` has it."""
+        with_carrier = counters is None or _CARRIER in counters
+        if self.max_age > 0:
+            self._fresh_links(time.monotonic(), ifname)
+            link = self._by_name.get(ifname)
+            if link is not None:
+                return _netdev_sample(link[1], link[2] if with_carrier else None)
+        sample = sample_from(self._request(ifname), NETDEV_RECIPE)
+        return sample if with_carrier else attrs.evolve(sample, carrier_down_count=None)
+
+    def read_index(self, ifindex: int, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
+        """The counters of interface `ifindex` (named `ifname`), as `read` gives them; an
+        interface the dump lacks (added since) is asked for by name."""
+        if self.max_age <= 0:
+            return self.read(ifname, counters)
+        now = time.monotonic()
+        with_carrier = counters is None or _CARRIER in counters
+        if with_carrier or now - self._links_taken <= self.max_age:
+            self._fresh_links(now, ifname)
+            link = self._links.get(ifindex)
+            if link is None:
+                return self.read(ifname, counters)
+            return _netdev_sample(link[1], link[2] if with_carrier else None)
+        if now - self._stats_taken > self.max_age:
+            try:
+                self._stats, self._stats_taken = self._client.dump_link_stats(_NETDEV_PICKER), now
+            except NetlinkError as exc:
+                raise CounterError(f"rtnetlink stats of {ifname}: {exc.strerror}") from exc
+        values = self._stats.get(ifindex)
+        if values is None:
+            return self.read(ifname, counters)
+        return _netdev_sample(values, None)
+
+    def _fresh_links(self, now: float, ifname: str) -> None:
+        """Dump every interface with RTM_GETLINK again if the last dump is older than `max_age`."""
+        if now - self._links_taken > self.max_age:
+            try:
+                self._links = self._client.dump_link_counters(_NETDEV_PICKER)
+            except NetlinkError as exc:
+                raise CounterError(f"rtnetlink stats of {ifname}: {exc.strerror}") from exc
+            self._by_name = {link[0]: link for link in self._links.values()}
+            self._links_taken = now
 
     def raw(self, ifname: str) -> dict[str, int]:
-        """IFLA_STATS64 of the interface, and its carrier-down count."""
+        """IFLA_STATS64's fields the recipe names and the carrier-down count (`provides`)."""
+        if self.max_age > 0:
+            self._fresh_links(time.monotonic(), ifname)
+            link = self._by_name.get(ifname)
+            if link is not None:
+                raw = {field: value for field, value in zip(_NETDEV_FIELDS, link[1], strict=True) if value is not None}
+                if link[2] is not None:
+                    raw[CARRIER_DOWN_COUNT] = link[2]
+                return raw
+        return self._request(ifname)
+
+    def _request(self, ifname: str) -> dict[str, int]:
         try:
-            if self.max_age > 0:
-                now = time.monotonic()
-                if now - self._taken > self.max_age:
-                    self._snapshot, self._taken = self._client.dump_stats(with_carrier=True), now
-                if ifname in self._snapshot:
-                    return self._snapshot[ifname]
             return self._client.link_stats64(ifname, with_carrier=True)
         except NetlinkError as exc:
             raise CounterError(f"rtnetlink stats of {ifname}: {exc.strerror}") from exc
@@ -838,13 +954,17 @@ class AutoSource(BaseCounterSource):
     """Per counter, the first source that provides it (decided once per interface).
 
     `reprobe` forgets the decision (call it after a link change or a driver rebind); a
-    failed read forgets it too.  The plan covers every counter some source has (`provides`
-    lists them all, so ``show port`` says what a port could give); `counters` limits what
-    `read` reads: a source that feeds none of them is never read, and the others are
-    told which are needed (by default every one of `COUNTERS`).
+    failed read forgets it too, and so does a plan that lacks a counter the port needs,
+    every `REPROBE_MISSING` seconds (a NIC may report FEC only once FEC is active).  The
+    plan covers every counter some source has (`provides` lists them all, so ``show
+    port`` says what a port could give); `counters` limits what `read` reads: a source
+    that feeds none of them is never read, and the others are told which are needed (by
+    default every one of `COUNTERS`).  `generation` changes when a new plan reads a
+    counter from another source.
     """
 
     name = "auto"
+    REPROBE_MISSING = 60.0  #: seconds between looks for a needed counter no source had
 
     def __init__(self, sources: Sequence[BaseCounterSource], counters: Collection[str] = COUNTERS) -> None:
         unknown = sorted(set(counters) - set(COUNTERS))
@@ -854,6 +974,8 @@ class AutoSource(BaseCounterSource):
         self.counters = frozenset(counters)
         self._plans: dict[str, dict[str, tuple[BaseCounterSource, str]]] = {}
         self._reads: dict[str, list[tuple[str, BaseCounterSource]]] = {}
+        self._incomplete: dict[str, float] = {}  #: interface -> when a needed counter was last looked for
+        self._generations: dict[str, tuple[int, tuple[tuple[str, int], ...]]] = {}
 
     def plan(self, ifname: str) -> dict[str, tuple[BaseCounterSource, str]]:
         """Counter -> (source, description), probing the sources the first time."""
@@ -867,8 +989,18 @@ class AutoSource(BaseCounterSource):
                 plan.setdefault(counter, (source, description))
         if plan:  # an interface nothing can read may appear later: probe again then
             self._plans[ifname] = plan
-            self._reads[ifname] = [(c, source) for c, (source, _) in plan.items() if c in self.counters]
+            reads = self._reads[ifname] = [(c, source) for c, (source, _) in plan.items() if c in self.counters]
+            if self.counters - plan.keys():
+                self._incomplete[ifname] = time.monotonic()
+            else:
+                self._incomplete.pop(ifname, None)
+            feeds = tuple((counter, id(source)) for counter, source in reads)
+            number, before = self._generations.get(ifname, (0, feeds))
+            self._generations[ifname] = (number + (feeds != before), feeds)
         return plan
+
+    def generation(self, ifname: str) -> int:
+        return self._generations.get(ifname, (0, ()))[0]
 
     def reprobe(self, ifname: str | None = None) -> None:
         """Forget which source feeds `ifname` (every interface when None)."""
@@ -881,6 +1013,9 @@ class AutoSource(BaseCounterSource):
 
     def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
         """Each counter read (`self.counters`) from its source; every source involved is read once."""
+        looked = self._incomplete.get(ifname)
+        if looked is not None and time.monotonic() - looked >= self.REPROBE_MISSING:
+            self.reprobe(ifname)
         if not self.plan(ifname):
             raise CounterError(f"no counter source can read {ifname}")
         values: dict[str, int | None] = {}

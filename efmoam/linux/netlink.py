@@ -13,18 +13,29 @@ namespace from any thread.
 Entry points: `RtnlClient` (`dump_links`, `get_link`, `link_stats64` and `dump_stats`, with
 the link's carrier-down count on request), the module functions of the same names that use a
 throw-away client, and `LinkMonitor`, which follows RTMGRP_LINK notifications for a selector.
+
+The counter poll of many ports (`RtnlClient.dump_link_stats`, `dump_link_counters`) is one
+dump for every interface, read with one call per datagram (the kernel fills dump datagrams
+up to 32 KiB for a reader with a large buffer) and parsed in place: no `Message`, no dict
+per interface, only the `rtnl_link_stats64` fields asked for (`Stats64Picker`, one
+`struct` call).  RTM_GETSTATS with IFLA_STATS_LINK_64 costs the kernel and the parser a
+fraction of RTM_GETLINK, whose messages carry some forty attributes (the AF_SPEC ones
+alone are larger than the statistics); only RTM_GETLINK names the link and carries
+IFLA_CARRIER_DOWN_COUNT.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
+import select
 import socket
 import struct
 import sys
-from collections.abc import Iterator
-from typing import Literal
+from collections.abc import Callable, Iterator, Sequence
+from typing import Literal, TypeVar
 
 import attrs
 
@@ -82,9 +93,13 @@ STATS64_FIELDS = (
 #: IF_OPER_* values of IFLA_OPERSTATE (RFC 2863 names)
 OPERSTATES = ("unknown", "notpresent", "down", "lowerlayerdown", "testing", "dormant", "up")
 
-_RECV_BUFFER = 64 * 1024
+_RECV_BUFFER = 64 * 1024  #: twice the largest dump datagram the kernel makes (32 KiB) unless one message is larger
 _PEEK_TRUNC = int(socket.MSG_PEEK | socket.MSG_TRUNC)
 _DUMP_TRIES = 3
+
+T = TypeVar("T")
+#: parses one reply message in place: (datagram, payload start, payload end) -> a result or None
+ParseReply = Callable[[bytearray, int, int], T | None]
 
 
 class NetlinkError(OSError):
@@ -229,6 +244,19 @@ def error_of(message: Message) -> NetlinkError | None:
     return NetlinkError(code, text)
 
 
+@contextlib.contextmanager
+def _as_netlink_errors() -> Iterator[None]:
+    """A conversation's failures as `NetlinkError` (a timeout is ETIMEDOUT)."""
+    try:
+        yield
+    except TimeoutError as exc:
+        raise NetlinkError(errno.ETIMEDOUT, "no answer from the kernel") from exc
+    except NetlinkError:
+        raise
+    except OSError as exc:
+        raise NetlinkError(exc.errno or errno.EIO, exc.strerror or str(exc)) from exc
+
+
 class NetlinkSocket:
     """An AF_NETLINK socket that sends requests and collects their replies."""
 
@@ -288,15 +316,9 @@ class NetlinkSocket:
         error): the reply ends the request and no separate ACK datagram is read.
         """
         flags = NLM_F_REQUEST | (NLM_F_DUMP if dump else NLM_F_ACK if ack else 0)
-        try:
+        with _as_netlink_errors():
             seq = self.send(msg_type, flags, payload)
             return self._replies(seq, single=not dump and not ack)
-        except TimeoutError as exc:
-            raise NetlinkError(errno.ETIMEDOUT, "no answer from the kernel") from exc
-        except NetlinkError:
-            raise
-        except OSError as exc:
-            raise NetlinkError(exc.errno or errno.EIO, exc.strerror or str(exc)) from exc
 
     def dump(self, msg_type: int, payload: bytes) -> list[Message]:
         """A dump request, repeated (a few times) while the kernel reports it inconsistent."""
@@ -307,6 +329,64 @@ class NetlinkSocket:
                 if attempt == _DUMP_TRIES - 1:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def dump_parsed(self, msg_type: int, payload: bytes, reply_type: int, parse: ParseReply[T]) -> list[T]:
+        """A dump whose `reply_type` messages go to `parse` in place (the payload is valid
+        only during the call): what it returns, None left out.  Each datagram is read with
+        one call; one larger than the buffer grows it and the dump is asked again, as it
+        is (a few times) while the kernel reports it inconsistent."""
+        for attempt in range(_DUMP_TRIES):
+            try:
+                with _as_netlink_errors():
+                    seq = self.send(msg_type, NLM_F_REQUEST | NLM_F_DUMP, payload)
+                    return self._parsed_replies(seq, reply_type, parse)
+            except DumpInterrupted:
+                if attempt == _DUMP_TRIES - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _parsed_replies(self, seq: int, reply_type: int, parse: ParseReply[T]) -> list[T]:
+        results: list[T] = []
+        interrupted = False
+        unpack = _NLMSGHDR.unpack_from
+        while True:
+            buffer = self._buffer
+            size = self._sock.recv_into(buffer, len(buffer), socket.MSG_TRUNC)
+            if size > len(buffer):
+                self._after_cut(size)
+                raise DumpInterrupted(errno.EMSGSIZE, "a dump datagram larger than the buffer")
+            offset = 0
+            while offset + 16 <= size:
+                length, msg_type, flags, msg_seq, _pid = unpack(buffer, offset)
+                if length < 16 or offset + length > size:
+                    break
+                if msg_seq == seq:
+                    if msg_type == reply_type:
+                        interrupted |= bool(flags & NLM_F_DUMP_INTR)
+                        result = parse(buffer, offset + 16, offset + length)
+                        if result is not None:
+                            results.append(result)
+                    elif msg_type in (NLMSG_ERROR, NLMSG_DONE):
+                        end = Message(msg_type, flags, msg_seq, 0, bytes(buffer[offset + 16 : offset + length]))
+                        error = error_of(end) if len(end.payload) >= _ERRNO.size else None
+                        if error is not None:
+                            raise error
+                        if interrupted:
+                            raise DumpInterrupted(errno.EAGAIN, "dump interrupted by a concurrent change")
+                        return results
+                offset += (length + 3) & ~3
+
+    def _after_cut(self, size: int) -> None:
+        """A datagram of `size` octets was cut (its messages, perhaps the dump's end, are
+        lost): grow the buffer and read away what the dump still queues, so that the
+        kernel has ended it before it is asked again (it runs one dump at a time).  The
+        kernel queues a dump's next datagram while the last one is read, so an empty
+        queue means the dump has ended."""
+        self._buffer = bytearray(align4(size))
+        while select.select([self._sock], [], [], 0)[0]:
+            size = self._sock.recv_into(self._buffer, len(self._buffer), socket.MSG_TRUNC)
+            if size > len(self._buffer):
+                self._buffer = bytearray(align4(size))
 
     def _replies(self, seq: int, *, single: bool = False) -> list[Message]:
         replies: list[Message] = []
@@ -409,6 +489,107 @@ def _ifinfomsg(index: int = 0) -> bytes:
     return _IFINFOMSG.pack(AF_UNSPEC, 0, index, 0, 0)
 
 
+# --------------------------------------------------------------------------- counter dumps
+
+#: picked `rtnl_link_stats64` values, in the order asked (None: not in the kernel's struct)
+Picked = tuple[int | None, ...]
+
+
+class Stats64Picker:
+    """Chosen fields of `rtnl_link_stats64`, read with one `struct` call.
+
+    `pick` returns them in the order asked; a field past the end of what the kernel sent
+    (an older kernel sends fewer) is None, and a payload that is not whole u64s gives None.
+    """
+
+    def __init__(self, fields: Sequence[str]) -> None:
+        unknown = sorted(set(fields) - set(STATS64_FIELDS))
+        if unknown or not fields:
+            raise ValueError(f"not rtnl_link_stats64 fields: {unknown or 'none asked'}")
+        self.fields = tuple(fields)
+        self._indices = tuple(STATS64_FIELDS.index(name) for name in fields)
+        order = sorted(set(self._indices))
+        layout, at = "=", 0
+        for index in order:
+            layout += f"{(index - at) * 8}xQ" if index > at else "Q"
+            at = index + 1
+        self._struct = struct.Struct(layout)  # up to the last field asked, skipping the others
+        self._positions = tuple(order.index(index) for index in self._indices)
+        self._in_order = self._positions == tuple(range(len(order))) and len(order) == len(self._indices)
+
+    def pick(self, data: bytes | bytearray, start: int, length: int) -> Picked | None:
+        """The fields of the `length` octets of statistics at ``data[start:]``."""
+        if length <= 0 or length % 8:
+            return None
+        if length >= self._struct.size:
+            values = self._struct.unpack_from(data, start)
+            return values if self._in_order else tuple(values[at] for at in self._positions)
+        count = length // 8
+        return tuple(
+            int.from_bytes(data[start + 8 * index : start + 8 * index + 8], sys.byteorder) if index < count else None
+            for index in self._indices
+        )
+
+
+_IFSTATS_INDEX = struct.Struct("=4xI")  # ifstatsmsg's ifindex
+
+
+def pick_link_stats(picker: Stats64Picker, data: bytearray, start: int, end: int) -> tuple[int, Picked] | None:
+    """(ifindex, picked IFLA_STATS_LINK_64 values) of the RTM_NEWSTATS payload at
+    ``data[start:end]``; None when it has no index or no such statistics."""
+    if end - start < _IFSTATSMSG.size:
+        return None
+    (index,) = _IFSTATS_INDEX.unpack_from(data, start)
+    offset = start + _IFSTATSMSG.size
+    while offset + 4 <= end:  # the kernel sends only what the filter asked: the first is it
+        length, attr_type = _NLATTR.unpack_from(data, offset)
+        if length < 4 or offset + length > end:
+            return None
+        if attr_type & NLA_TYPE_MASK == IFLA_STATS_LINK_64:
+            values = picker.pick(data, offset + 4, length - 4)
+            return None if values is None or index <= 0 else (index, values)
+        offset += (length + 3) & ~3
+    return None
+
+
+#: one interface in a counter dump of RTM_GETLINK: (name, picked IFLA_STATS64, IFLA_CARRIER_DOWN_COUNT)
+LinkCounters = tuple[str, Picked, int | None]
+_IFINFO_INDEX = struct.Struct("=4xi")  # ifinfomsg's ifindex
+
+
+def pick_link_counters(picker: Stats64Picker, data: bytearray, start: int, end: int) -> tuple[int, LinkCounters] | None:
+    """(ifindex, `LinkCounters`) of the RTM_NEWLINK payload at ``data[start:end]``; None
+    without an index, a name or IFLA_STATS64.  The attribute walk stops once the three
+    are found (the kernel puts them before the large ones)."""
+    if end - start < _IFINFOMSG.size:
+        return None
+    (index,) = _IFINFO_INDEX.unpack_from(data, start)
+    name: str | None = None
+    values: Picked | None = None
+    carrier_down: int | None = None
+    found = 0
+    offset = start + _IFINFOMSG.size
+    unpack = _NLATTR.unpack_from
+    while offset + 4 <= end and found < 3:
+        length, attr_type = unpack(data, offset)
+        if length < 4 or offset + length > end:
+            break
+        attr_type &= NLA_TYPE_MASK
+        if attr_type == IFLA_STATS64 and values is None:
+            values = picker.pick(data, offset + 4, length - 4)
+            found += 1
+        elif attr_type == IFLA_IFNAME and name is None:
+            name = attr_str(bytes(data[offset + 4 : offset + length]))
+            found += 1
+        elif attr_type == IFLA_CARRIER_DOWN_COUNT and carrier_down is None:
+            carrier_down = attr_uint(bytes(data[offset + 4 : offset + length]), 4)
+            found += 1
+        offset += (length + 3) & ~3
+    if index <= 0 or name is None or values is None:
+        return None
+    return index, (name, values, carrier_down)
+
+
 class RtnlClient:
     """Requests to NETLINK_ROUTE over one socket (made in the caller's network namespace)."""
 
@@ -470,6 +651,19 @@ class RtnlClient:
             if values is not None:
                 stats[index] = values
         return stats
+
+    def dump_link_stats(self, picker: Stats64Picker) -> dict[int, Picked]:
+        """`picker`'s fields of IFLA_STATS_LINK_64 of every interface, by ifindex: one
+        RTM_GETSTATS dump parsed in place (no names, no carrier-down count)."""
+        payload = _IFSTATSMSG.pack(AF_UNSPEC, 0, 0, 0, 1 << (IFLA_STATS_LINK_64 - 1))
+        parse = functools.partial(pick_link_stats, picker)
+        return dict(self._sock.dump_parsed(RTM_GETSTATS, payload, RTM_NEWSTATS, parse))
+
+    def dump_link_counters(self, picker: Stats64Picker) -> dict[int, LinkCounters]:
+        """`picker`'s fields of IFLA_STATS64, the name and IFLA_CARRIER_DOWN_COUNT of every
+        interface, by ifindex: one RTM_GETLINK dump parsed in place."""
+        parse = functools.partial(pick_link_counters, picker)
+        return dict(self._sock.dump_parsed(RTM_GETLINK, _ifinfomsg(), RTM_NEWLINK, parse))
 
     @staticmethod
     def _by_name(ifname: str) -> bytes:

@@ -463,11 +463,12 @@ class Lab:
         *,
         port: str | None = None,
     ) -> dict[str, Any]:
-        """Poll ``show port PORT -f json`` of `side` (its own port by default) until `predicate` holds."""
+        """Poll ``show port PORT -f json`` of `side` (its own port by default) until `predicate`
+        holds and no port action is on its way (actions are applied off the loop, in batches)."""
 
         def check() -> dict[str, Any] | None:
             view = side.port(port)
-            return view if predicate(view) else None
+            return view if predicate(view) and not view["action"]["pending"] else None
 
         view = self.wait_for(check, timeout, what)
         assert view is not None

@@ -309,7 +309,7 @@ PORT = {
     "org_specific_rx_oui_names": {},
     "ifindex": INT,
     "counters": {"source": STR, "provides": {"errored_frames": STR, "frames_received": STR}, "error": OPT_STR},
-    "action": {"backend": STR, "applied": BOOL, "error": OPT_STR, "reapplied": INT},
+    "action": {"backend": STR, "applied": BOOL, "pending": BOOL, "error": OPT_STR, "reapplied": INT},
     "rx_rate_limited": INT,
     "rx_policed": {"peer": INT, "others": INT},
     "rx_kernel_drops": INT,

@@ -9,6 +9,7 @@ monitors that need them, and a reload that enables one makes the port read them.
 from __future__ import annotations
 
 import signal
+import time
 from functools import partial
 from typing import Any
 
@@ -93,7 +94,7 @@ def test_pause_storm_blocks_the_port_and_raises_the_peers_critical_event(lab: La
     assert (entry["monitor"], entry["severity"], entry["errors"], entry["threshold"]) == ("pause_storm", "sf", 3, 1)
     assert entry["window_seconds"] == 1.0
     assert entry["active"] and entry["port_affecting"]
-    assert view["action"] == {"backend": "block", "applied": True, "error": None, "reapplied": 0}
+    assert view["action"] == {"backend": "block", "applied": True, "pending": False, "error": None, "reapplied": 0}
     assert "critical_event" in view["local_flags"]
     assert lab.a.log_lines(r"WARNING link event port=veth0 location=local type=nicHealthEvent severity=sf .*errors=3 ")
     assert lab.a.log_lines(r"WARNING port out of service port=veth0 backend=block")
@@ -190,3 +191,36 @@ def test_auto_shows_every_counter_and_reads_a_health_counter_once_its_monitor_ru
     )
     assert view["counters"]["error"] is None
     assert not lab.a.log_lines(r"monitor unavailable")
+
+
+def test_counters_from_a_new_source_are_a_baseline_not_an_increase(lab: Lab) -> None:
+    """A reload that points the port at another counter file (another source, another
+    total): the jump from 0 to 5,000,000 uncorrectable codewords raises nothing; an
+    increase after it does."""
+    lab.a.overrides = {
+        "defaults": {"link_monitoring": {"fec_uncorrectable": {"enabled": True, "window": 1}}}
+    }  # fmt: skip
+    lab.a.set_counters(errored_frames=0, frames_received=1000, fec_uncorrectable_blocks=0)
+    lab.start(lab.a, operational=False)
+
+    def uncorrectable(view: dict[str, Any]) -> dict[str, Any]:
+        monitor = view["link_monitoring"]["health_monitors"]["fec_uncorrectable"]
+        assert isinstance(monitor, dict)
+        return monitor
+
+    lab.wait_view(lab.a, lambda v: uncorrectable(v)["state"] == "ok", 5, "fec_uncorrectable ok")
+    other = lab.a.counter_file.with_name("counters-other.json")
+    other.write_text('{"veth0": {"errored_frames": 0, "frames_received": 1000, "fec_uncorrectable_blocks": 5000000}}')
+    lab.a.overrides["defaults"]["counter_file"] = str(other)
+    lab.a.write_config()
+    reloaded = len(lab.a.log_lines("configuration reloaded"))
+    lab.a.signal(signal.SIGHUP)
+    lab.wait_for(lambda: len(lab.a.log_lines("configuration reloaded")) > reloaded, 5, "the reload")
+    lab.wait_for(lambda: lab.a.port()["counters"]["provides"]["fec_uncorrectable_blocks"].endswith(
+        "counters-other.json fec_uncorrectable_blocks"), 5, "the new file read")  # fmt: skip
+    time.sleep(2.5)  # two windows closed over the new source's first samples
+    view = lab.a.port()
+    assert uncorrectable(view)["state"] == "ok", uncorrectable(view)
+    assert not event_entries(view, type="nicHealthEvent")
+    other.write_text('{"veth0": {"errored_frames": 0, "frames_received": 2000, "fec_uncorrectable_blocks": 5000001}}')
+    lab.wait_view(lab.a, lambda v: uncorrectable(v)["state"] == "failed", 5, "one more codeword fails it")

@@ -46,7 +46,7 @@ def test_signal_failure_blocks_data_and_keeps_oam(lab: Lab) -> None:
     view = raise_sf(lab)
     assert view["out_of_service_reasons"], view
     assert any("errored_frame" in reason for reason in view["out_of_service_reasons"])
-    assert view["action"] == {"backend": "block", "applied": True, "error": None, "reapplied": 0}
+    assert view["action"] == {"backend": "block", "applied": True, "pending": False, "error": None, "reapplied": 0}
     assert view["link_monitoring"]["monitors"]["errored_frame"]["state"] == "failed"
     [entry] = event_entries(view, location="local", type="erroredFrameEvent")
     assert (entry["severity"], entry["errors"], entry["threshold"], entry["window_seconds"]) == ("sf", 20, 5, 1.0)

@@ -97,7 +97,7 @@ def test_reload_to_log_only_lifts_the_block(lab: Lab) -> None:
     view = lab.a.port()
     assert view["action"]["backend"] == "log-only"
     assert view["out_of_service"], "the event is still active; only the backend changed"
-    assert not lab.block_table_present(lab.a)
+    lab.wait_for(lambda: not lab.block_table_present(lab.a), 5, "the block to go (off the loop)")
     lab.wait_for(lambda: lab.ping(lab.a), 5, "ping to pass")
 
 
@@ -110,5 +110,5 @@ def test_reload_that_unmanages_a_blocked_port_lifts_the_block(lab: Lab) -> None:
     reload(lab, lab.a, r"configuration reloaded")
     assert lab.a.show()["ports"] == []
     assert lab.a.log_lines(r"port removed port=veth0 reason=\"no longer configured\"")
-    assert not lab.block_table_present(lab.a), "an unmanaged port is left blocked"
+    lab.wait_for(lambda: not lab.block_table_present(lab.a), 5, "the block of an unmanaged port to go")
     assert lab.ping(lab.a)

@@ -30,7 +30,7 @@ from efmoam.linux.counters import (
     open_counter_source,
 )
 from efmoam.linux.ethtool import EthtoolError, FecStat
-from efmoam.linux.netlink import NetlinkError, RtnlClient
+from efmoam.linux.netlink import LinkCounters, NetlinkError, RtnlClient, Stats64Picker
 from tests.linux.netns import in_netns, needs_root, veth_pair
 
 SYSFS = Path(__file__).parent / "fixtures" / "sysfs"
@@ -296,9 +296,12 @@ class FakeRtnl:
         self.dumps = 0
         self.requests = 0
 
-    def dump_stats(self, *, with_carrier: bool = False) -> dict[str, dict[str, int]]:
+    def dump_link_counters(self, picker: Stats64Picker) -> dict[int, LinkCounters]:
         self.dumps += 1
-        return {name: dict(values) for name, values in self.stats.items()}
+        return {
+            index: (name, tuple(values.get(field) for field in picker.fields), None)
+            for index, (name, values) in enumerate(self.stats.items(), 1)
+        }
 
     def link_stats64(self, ifname: str, *, with_carrier: bool = False) -> dict[str, int]:
         self.requests += 1

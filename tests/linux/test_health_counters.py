@@ -408,3 +408,25 @@ def test_ethtool_source_skips_fec_get_when_no_fec_counter_is_needed() -> None:
     requests = client.fec_requests
     assert auto.read("eth0") == CounterSample(frames_received=10)
     assert client.fec_requests == requests
+
+
+def test_auto_looks_again_for_a_needed_counter_no_source_had(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mlx5 reports FEC only while FEC is active: a port planned with the link down finds it later."""
+    rtnl = HealthFake("rtnetlink", CounterSample(errored_frames=0, frames_received=6, symbol_errors=0))
+    nic = HealthFake("ethtool", CounterSample(frames_received=5))
+    needed = (*STANDARD_COUNTERS, "fec_uncorrectable_blocks")
+    auto = AutoSource([nic, rtnl], counters=needed)
+    assert auto.read("eth0").fec_uncorrectable_blocks is None
+    assert auto.generation("eth0") == 0
+    nic.sample = CounterSample(frames_received=7, fec_uncorrectable_blocks=3)  # FEC came up
+    auto.read("eth0")
+    assert nic.probes == 1  # not looked for again before REPROBE_MISSING
+    monkeypatch.setattr(AutoSource, "REPROBE_MISSING", 0.0)
+    assert auto.read("eth0").fec_uncorrectable_blocks == 3
+    assert auto.generation("eth0") == 1  # a counter read from a new source: the caller rebases
+    probes = nic.probes
+    auto.read("eth0")
+    assert nic.probes == probes  # complete now: no more looking
+    auto.reprobe("eth0")
+    auto.read("eth0")
+    assert auto.generation("eth0") == 1  # the same sources again: nothing to rebase

@@ -5,12 +5,16 @@ by the daemon's loop as things happen (not per metric): when the last OAMPDU fro
 port's peer arrived, which error counters the last counter read provided, and how many
 events each port raised.  It also holds the fleet's histograms of the NIC health monitors
 (`fleet.HealthHistograms`), which the scrapes update (under the daemon's lock).
+
+What the loop records per frame and per counter read is kept raw and cheap (the peer's
+MAC compared as bytes, converted once per peer; the last sample itself), and turned into
+what the metrics show when a scrape reads it (`counters_present`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from efmoam.config.model import PortProfile
@@ -30,7 +34,10 @@ class Telemetry:
 
     def __init__(self) -> None:
         self.last_peer_frame: dict[str, float] = {}  #: port -> monotonic time of the last OAMPDU from its peer
-        self.counters_present: dict[str, tuple[bool, ...]] = {}  #: port -> per `STANDARD_COUNTERS`: in the last read
+        self.last_samples: dict[str, CounterSample] = {}  #: port -> its last counter read
+        #: port -> per `STANDARD_COUNTERS`: in the last read (computed from `last_samples` when read)
+        self.counters_present: Mapping[str, tuple[bool, ...]] = _Presence(self.last_samples)
+        self._peer_sources: dict[str, tuple[str, bytes]] = {}  #: port -> (peer MAC, as in frames)
         self.events_raised: dict[str, tuple[int, ...]] = {}  #: port -> events raised per `EVENT_CLASSES`
         #: port -> session events raised, by event name (tracked conditions counted as ``track``)
         self.policy_events: dict[str, dict[str, int]] = {}
@@ -40,11 +47,17 @@ class Telemetry:
     def received(self, name: str, port: OamPort, frame: bytes, now: float) -> None:
         """A frame `port` accepted: note the time when it came from the port's peer."""
         peer = port.peer_mac
-        if peer is not None and frame[6:12].hex(":") == peer:
+        if peer is None:
+            return
+        source = self._peer_sources.get(name)
+        if source is None or source[0] != peer:
+            source = self._peer_sources[name] = (peer, bytes.fromhex(peer.replace(":", "")))
+        if frame[6:12] == source[1]:
             self.last_peer_frame[name] = now
 
     def counters_read(self, name: str, sample: CounterSample) -> None:
-        self.counters_present[name] = tuple(getattr(sample, counter) is not None for counter in STANDARD_COUNTERS)
+        """The port's counters were read: `sample`."""
+        self.last_samples[name] = sample
 
     def event_logged(self, name: str, logged: EventLogged) -> None:
         """An event-log record: count it when it raises an event (not when it clears one)."""
@@ -63,8 +76,26 @@ class Telemetry:
     def forget(self, name: str) -> None:
         self.policy_events.pop(name, None)
         self.last_peer_frame.pop(name, None)
-        self.counters_present.pop(name, None)
+        self.last_samples.pop(name, None)
+        self._peer_sources.pop(name, None)
         self.events_raised.pop(name, None)
+
+
+class _Presence(Mapping[str, tuple[bool, ...]]):
+    """port -> per `STANDARD_COUNTERS`: whether its last sample has it (a view of the samples)."""
+
+    def __init__(self, samples: Mapping[str, CounterSample]) -> None:
+        self._samples = samples
+
+    def __getitem__(self, name: str) -> tuple[bool, ...]:
+        sample = self._samples[name]
+        return tuple(getattr(sample, counter) is not None for counter in STANDARD_COUNTERS)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._samples)
+
+    def __len__(self) -> int:
+        return len(self._samples)
 
 
 class RuntimeLike(Protocol):
