@@ -60,7 +60,7 @@ from efmoam.linux.actions import (
 from efmoam.linux.counters import AutoSource, BaseCounterSource, CounterError, RtnetlinkSource, open_counter_source
 from efmoam.linux.ethtool import EthtoolIoctl, LinkMode
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
-from efmoam.linux.packet import OamSocket
+from efmoam.linux.packet import OamSocket, close_all
 from pdu import MuxAction, ParserAction
 
 #: seconds a thread runs Python before another waiting for the GIL gets it (CPython's
@@ -220,7 +220,7 @@ class Daemon:
             if runtime.port.loopback is not LoopbackStatus.NO_LOOPBACK:  # leave no loopback behind
                 with contextlib.suppress(ActionError):
                     _end_loopback(runtime.name)
-            runtime.sock.close()
+        close_all([runtime.sock for runtime in self.ports.values()])  # together: each close waits in the kernel
         self._save_now()
         for source in self._sources.values():
             with contextlib.suppress(Exception):

@@ -21,6 +21,8 @@ import fcntl
 import socket
 import struct
 import termios
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 ETH_P_SLOW = 0x8809
 SOL_PACKET = 263
@@ -164,3 +166,24 @@ class OamSocket:
 
     def close(self) -> None:
         self._sock.close()
+
+
+#: threads that close sockets together at shutdown (each close waits out an RCU grace period)
+CLOSE_WORKERS = 64
+
+
+def close_all(sockets: Sequence[OamSocket]) -> None:
+    """Close many OAMPDU sockets at once.
+
+    Closing a packet socket unhooks it from the device and waits for an RCU grace period
+    (synchronize_net, about 17 ms), whatever it was created with: 1,024 ports closed in
+    turn take 17 s, which a SIGTERM must not wait for.  The waits overlap in threads (the
+    close releases the GIL): 1,024 sockets in about 0.3 s.
+    """
+    if len(sockets) <= 1:
+        for sock in sockets:
+            sock.close()
+        return
+    with ThreadPoolExecutor(max_workers=min(CLOSE_WORKERS, len(sockets)), thread_name_prefix="close") as pool:
+        for _ in pool.map(OamSocket.close, sockets):
+            pass

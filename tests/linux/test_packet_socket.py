@@ -7,7 +7,7 @@ import select
 import socket
 import time
 
-from efmoam.linux.packet import ETH_P_SLOW, OamSocket
+from efmoam.linux.packet import ETH_P_SLOW, OamSocket, close_all
 from pdu import EncodeError, Information, InfoTlv, decode, encode
 from tests.linux.netns import in_netns, ip, needs_root, veth_pair
 
@@ -98,3 +98,15 @@ def test_encode_error_is_not_a_socket_concern() -> None:
     except EncodeError:
         return
     raise AssertionError("encode accepted a limit below 64")
+
+
+@needs_root
+def test_close_all_closes_every_socket_together() -> None:
+    with veth_pair(MAC_A, MAC_B) as (ns_a, _ns_b):
+        sockets = [in_netns(ns_a, lambda: OamSocket("veth0")) for _ in range(8)]
+        close_all(sockets)
+        assert [sock._sock.fileno() for sock in sockets] == [-1] * 8
+        close_all(sockets)  # closing again is harmless
+        one = in_netns(ns_a, lambda: OamSocket("veth0"))
+        close_all([one])
+        assert one._sock.fileno() == -1
