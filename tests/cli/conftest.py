@@ -86,6 +86,18 @@ def subprocess_env() -> dict[str, str]:
     return env
 
 
+def run_decode(capture: Path, form: str) -> subprocess.CompletedProcess[str]:
+    """``efmoam -f FORM decode CAPTURE`` as a real command (exit status and streams kept)."""
+    return subprocess.run(
+        [sys.executable, "-m", "efmoam.cli", "-f", form, "decode", str(capture)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=60,
+    )
+
+
 @pytest.fixture
 def efmoam_env() -> dict[str, str]:
     """The environment for a ``python -m efmoam.cli`` subprocess."""

@@ -13,7 +13,6 @@ import json
 import random
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from efmoam.cli import main
 from efmoam.offline.decode import format_text, pdu_to_dict, pdu_to_json, tlv_to_dict
 from pdu import Code, EventNotification, Flag, Information, InfoTlv, OrgSpecificTlv, decode, encode
 from pdu.oui import CTC, decode_tlv
-from tests.cli.conftest import subprocess_env
+from tests.cli.conftest import run_decode
 from tests.cli_runner import CliRunner
 from tests.pdu.test_tshark_diff import write_pcap
 
@@ -161,14 +160,7 @@ def test_a_capture_of_every_cut_decodes_in_both_forms_through_the_real_command(t
     capture = tmp_path / "cuts.pcap"
     write_pcap(capture, frames)
     for form in ("plain", "json"):
-        done = subprocess.run(
-            [sys.executable, "-m", "efmoam.cli", "-f", form, "decode", str(capture)],
-            check=False,
-            capture_output=True,
-            text=True,
-            env=subprocess_env(),
-            timeout=60,
-        )
+        done = run_decode(capture, form)
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
         lines = done.stdout.splitlines()
         assert len(lines) == len(frames)

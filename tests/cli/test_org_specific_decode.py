@@ -9,8 +9,6 @@ traceback.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from efmoam.cli import main
 from efmoam.offline.decode import format_text, pdu_to_dict, pdu_to_json
 from pdu import EventNotification, Flag, Information, OrgSpecificPdu, OrgSpecificTlv, decode, encode
 from pdu.oui import CISCO, CTC, DPOE
-from tests.cli.conftest import subprocess_env
+from tests.cli.conftest import run_decode
 from tests.cli_runner import CliRunner
 
 REPO = Path(__file__).resolve().parents[2]
@@ -147,14 +145,7 @@ def test_hostile_payloads_decode_to_clear_lines(write_pcap: Any, form: str) -> N
 def test_hostile_payloads_through_the_real_command(write_pcap: Any) -> None:
     capture = write_pcap("hostile.pcap", frames_of_every_hostile_kind())
     for form in ("plain", "json"):
-        done = subprocess.run(
-            [sys.executable, "-m", "efmoam.cli", "-f", form, "decode", str(capture)],
-            check=False,
-            capture_output=True,
-            text=True,
-            env=subprocess_env(),
-            timeout=60,
-        )
+        done = run_decode(capture, form)
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
         assert len(done.stdout.splitlines()) == 8
 
