@@ -5,6 +5,10 @@ Inputs are method calls, each with ``now`` (monotonic seconds): a received frame
 requests (clear, loopback, variable retrieval, local flags, reconfiguration) and the
 passage of time (`handle_timer`).  Outputs are data drained with `take_outputs`; the
 caller sleeps until `next_deadline`.  Nothing here reads a clock, sends, sleeps or logs.
+`receive` and `on_counters` return False when they produced nothing and moved no deadline
+earlier (the steady state below): the caller need not take outputs or reschedule.  A
+deadline only ever moves later then (the lost-link timer), so a caller that still waits
+for the old one wakes early once, finds nothing due and sleeps again: never late.
 
 Every input does its own work and then runs one epilogue, `_settle`, which in this
 order: hands the action policy what it reads (when that changed, or its deadline came),
@@ -281,18 +285,18 @@ class OamPort:
 
     # -- inputs ------------------------------------------------------------------------
 
-    def receive(self, frame: bytes, *, now: float) -> None:
-        """A frame arrived on the port."""
+    def receive(self, frame: bytes, *, now: float) -> bool:
+        """A frame arrived on the port; False: the peer repeated itself (see the module's comment)."""
         try:
             pdu = self._decoder.decode(frame)
         except DecodeError as exc:
             self._drop(DropReason.NOT_OAMPDU if exc.reason.not_oampdu else exc.reason, str(exc))
-            return
+            return True
         peer = self._peer
         if pdu is peer.last_info:  # the peer repeated itself (the steady state): see the module's comment
             self.stats.information_rx += 1  # counted in place (see `OamStatistics`)
             peer.lost_link_at = now + self.settings.lost_link_time
-            return
+            return False
         refused = self._refusal(pdu)
         if refused is not None:
             if refused[0] is DropReason.LOOP:
@@ -313,6 +317,7 @@ class OamPort:
             else:
                 self._drop(DropReason.NOT_IN_SEND_ANY, f"code {pdu.code:#04x} in {self.state.value}")
         self._settle(now)
+        return True
 
     def handle_timer(self, *, now: float) -> None:
         """Act on whatever is due at `now`: keep-alives, queued frames, lost link, loopback."""
@@ -333,9 +338,13 @@ class OamPort:
         else:  # only time passed (a keep-alive or a queued frame is due): nothing derived changed
             self._tx.service(now, self._local_pdu, self._outputs)
 
-    def on_counters(self, sample: CounterSample, *, now: float, rebased: bool = False) -> None:
+    def on_counters(self, sample: CounterSample, *, now: float, rebased: bool = False) -> bool:
         """A sample of the NIC's cumulative error counters, for link monitoring (`rebased`:
-        the counter source changed, so the sample is a new baseline, see `LinkMonitoring`)."""
+        the counter source changed, so the sample is a new baseline, see `LinkMonitoring`);
+        False: no event, nothing to take (see the module's comment)."""
+        frames = sample.frames_received
+        if frames is not None:  # aFramesReceivedOK, for variable retrieval
+            self._mac_attributes[variables.A_FRAMES_RECEIVED_OK] = frames
         monitoring = self.link_monitoring
         active = monitoring.active
         version = active.version
@@ -344,6 +353,8 @@ class OamPort:
         # what is due to be sent is the timer's
         if monitoring.outputs or active.version != version:  # (an intent always comes with an event)
             self._settle(now)
+            return True
+        return False
 
     def set_link(self, up: bool, *, now: float, speed_mbps: int | None = None, half_duplex: bool | None = None) -> None:
         """The port's link (carrier) went up or down; `speed_mbps` and `half_duplex` when known.

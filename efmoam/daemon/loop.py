@@ -81,10 +81,15 @@ class Deadlines:
         return None
 
     def pop_due(self, items: Mapping[str, Scheduled], now: float) -> Iterator[Scheduled]:
-        while (earliest := self.earliest(items)) is not None and earliest[0] <= now:
-            heapq.heappop(self._heap)
-            earliest[1].deadline = None
-            yield earliest[1]
+        """The items whose deadline has come, each once (its `deadline` reset); what a job
+        schedules at or before `now` meanwhile comes out in the same loop."""
+        heap, pop = self._heap, heapq.heappop
+        while heap and heap[0][0] <= now:
+            deadline, _, name = pop(heap)
+            item = items.get(name)
+            if item is not None and item.deadline == deadline:  # else a stale entry
+                item.deadline = None
+                yield item
 
 
 class Loop:
@@ -109,8 +114,11 @@ class Loop:
             with lock:
                 for key, _ in ready:
                     data = key.data  # (where, job), or the job of a control connection
-                    where, job = data if isinstance(data, tuple) else ("control", data)
-                    guard.run(where, job, clock())
+                    where, job = data if type(data) is tuple else ("control", data)
+                    try:  # `Guard.run`, written out: once per frame
+                        job(clock())
+                    except Exception as exc:
+                        guard.caught(where, exc)
                 due(clock())
 
 

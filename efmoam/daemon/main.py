@@ -31,7 +31,6 @@ from efmoam.core import LoopbackStatus, OamPort
 from efmoam.core.discovery import DiscoveryState
 from efmoam.core.linkmon import LinkMonitoringSettings
 from efmoam.core.linkmon.kinds import HEALTH, MONITORS
-from efmoam.core.variables import A_FRAMES_RECEIVED_OK
 from efmoam.daemon import access, heap, operations, privileges
 from efmoam.daemon.actuator import Actuator, Job
 from efmoam.daemon.commands import Commands
@@ -151,12 +150,21 @@ class Daemon:
         if self._settle_heap_at is not None and now >= self._settle_heap_at:
             self._settle_heap_at = None
             run("heap", self._settle_heap, now)
+        caught = self.guard.caught  # (`Guard.run` written out below: once per port and second)
         if now >= self._next_poll:
             self._next_poll = now + self.config.daemon.counter_interval
+            poll = self._poll_counters
             for runtime in list(self.ports.values()):
-                run("counters", self._poll_counters, runtime, now)
-        for due in self._deadlines.pop_due(self.ports, now):
-            run("port timer", self.ports[due.name].timer, now)
+                try:
+                    poll(runtime, now)
+                except Exception as exc:
+                    caught("counters", exc)
+        ports = self.ports
+        for due in self._deadlines.pop_due(ports, now):
+            try:
+                ports[due.name].timer(now)
+            except Exception as exc:
+                caught("port timer", exc)
         run("commands", self.commands.service, now)
         run("tracking", self.tracking.service, now)
         if self._control is not None:
@@ -525,16 +533,14 @@ class Daemon:
                 self.journal.log("warning", "counters not read", port=runtime.name, error=exc)
             return
         runtime.counter_error = None
-        self.telemetry.counters_read(runtime.name, sample)  # metrics: counter availability
-        if sample.frames_received is not None:  # for variable retrieval
-            runtime.port.update_mac_attributes({A_FRAMES_RECEIVED_OK: sample.frames_received})
+        self.telemetry.last_samples[runtime.name] = sample  # metrics: counter availability
         # counters now read from other sources (a reload, auto finding a new one) jump between
         # two totals: that sample is a baseline, not an increase
         feed = (id(source), source.generation(runtime.name))
         rebased = runtime.counter_feed is not None and feed != runtime.counter_feed
         runtime.counter_feed = feed
-        runtime.port.on_counters(sample, now=now, rebased=rebased)
-        runtime.flush(now)
+        if runtime.port.on_counters(sample, now=now, rebased=rebased):  # else nothing to take
+            runtime.flush(now)
 
     # -- control -----------------------------------------------------------------------
 

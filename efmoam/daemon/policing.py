@@ -55,21 +55,26 @@ class RxPolicer:
         self._peer_mac: str | None = None
         self.peer_policed = 0  #: frames of the bound peer over its rate
         self.others_policed = 0  #: frames of other sources over their shared rate
+        self.peer_heard_at: float | None = None  #: when a frame of the bound peer was last let through
 
     def set_rates(self, peer_rate: float, others_rate: float) -> None:
         self._peer.rate, self._peer.capacity = peer_rate, min(PEER_BURST, peer_rate)
         self._others.rate, self._others.capacity = others_rate, min(OTHERS_BURST, others_rate)
 
-    def bind(self, peer_mac: str | None) -> None:
-        """The engine's bound peer (None: none yet)."""
+    def bind(self, peer_mac: str | None, frame: bytes | None = None, now: float = 0.0) -> None:
+        """The engine's bound peer (None: none yet); `frame`, let through at `now`, may be
+        the one that named it (then it counts as heard from the peer)."""
         if peer_mac != self._peer_mac:
             self._peer_mac = peer_mac
             self._peer_src = None if peer_mac is None else bytes.fromhex(peer_mac.replace(":", ""))
+            if frame is not None and self._peer_src is not None and frame[6:12] == self._peer_src:
+                self.peer_heard_at = now
 
     def refuse(self, frame: bytes, now: float) -> DropReason | None:
         """Why `frame` is not decoded (counted), or None: decode it."""
         if self._peer_src is not None and frame[6:12] == self._peer_src:
             if self._peer.take(now):
+                self.peer_heard_at = now
                 return None
             self.peer_policed += 1
             return DropReason.RATE_LIMIT
@@ -90,7 +95,7 @@ class WireGuard:
         self._limit = limit
         self._period = period
         self._sent: deque[float] = deque(maxlen=limit)  #: the last `limit` send times
-        self._held: deque[bytes] = deque()
+        self.held: deque[bytes] = deque()  #: frames waiting for the window, oldest first
         self.held_total = 0  #: frames that had to wait for the window
         self.dropped = 0  #: frames lost because too many were waiting
 
@@ -104,29 +109,29 @@ class WireGuard:
     @property
     def release_at(self) -> float | None:
         """When held frames can go (None: nothing is held)."""
-        return self.free_at() if self._held else None
+        return self.free_at() if self.held else None
 
     def offer(self, frame: bytes, now: float) -> bytes | None:
         """The frame to send now, or None when it is held (or dropped) for later."""
-        if not self._held:
+        if not self.held:
             free = self.free_at()
             if free is None or free <= now:
                 self._sent.append(now)
                 return frame
         self.held_total += 1
-        if len(self._held) >= HELD_LIMIT:
+        if len(self.held) >= HELD_LIMIT:
             self.dropped += 1
             return None
-        self._held.append(frame)
+        self.held.append(frame)
         return None
 
     def release(self, now: float) -> list[bytes]:
         """Held frames whose turn has come, in order."""
         out = []
-        while self._held:
+        while self.held:
             free = self.free_at()
             if free is not None and free > now:
                 break
             self._sent.append(now)
-            out.append(self._held.popleft())
+            out.append(self.held.popleft())
         return out

@@ -157,6 +157,11 @@ class PortRuntime:
         return self.policer.policed
 
     @property
+    def peer_heard_at(self) -> float | None:
+        """Monotonic time of the last frame from the peer (metrics: the policer notes it)."""
+        return self.policer.peer_heard_at
+
+    @property
     def receive_drops(self) -> tuple[tuple[str, int], ...]:
         """Frames dropped before the engine saw them, by `DropReason` value."""
         return (
@@ -173,33 +178,35 @@ class PortRuntime:
         other = self.action_verify_at
         if other is not None and (deadline is None or other < deadline):
             deadline = other
-        other = self.wire.release_at
-        if other is not None and (deadline is None or other < deadline):
-            deadline = other
+        if self.wire.held:
+            other = self.wire.release_at
+            if other is not None and (deadline is None or other < deadline):
+                deadline = other
         return deadline
 
     # -- frames ------------------------------------------------------------------------
 
     def read_frames(self, now: float) -> None:
         """Give waiting OAMPDUs to the engine, the policer first (nothing to carry out when none came)."""
-        frames = self.sock.receive(RX_BATCH)
+        frames = self.sock.receive(RX_BATCH, now)
         if not frames:
             return
-        port, policer, telemetry = self.port, self.policer, self.services.telemetry
+        port, policer = self.port, self.policer
+        changed = False  # else every frame repeated the peer's last: nothing to take (`OamPort`)
         for frame in frames:
-            policer.bind(port.peer_mac)
             refused = policer.refuse(frame, now)
             if refused is not None:
                 self.services.journal.limited(now, self.name, refused, "receive rate limit reached")
                 continue
             try:
-                port.receive(frame, now=now)
+                if port.receive(frame, now=now):
+                    changed = True
+                    policer.bind(port.peer_mac, frame, now)
             except Exception as exc:  # a frame must never end the daemon
                 self.internal_error(now, "frame", exc, frame=frame[:64].hex())
-                continue
-            telemetry.received(self.name, port, frame, now)  # metrics: last OAMPDU from the peer
-        policer.bind(port.peer_mac)
-        self.flush(now)
+                changed = True
+        if changed:
+            self.flush(now)
 
     def internal_error(self, now: float, where: str, exc: BaseException, **fields: Any) -> None:
         """A bug met on this port: counted, logged with its traceback (rate limited)."""
@@ -221,8 +228,9 @@ class PortRuntime:
             self.apply_action(now)
         elif self.action_verify_at is not None and self.action_verify_at <= now:
             self.verify_action(now)
-        for frame in self.wire.release(self.services.clock()):
-            self.sock.send(frame)
+        if self.wire.held:
+            for frame in self.wire.release(self.services.clock()):
+                self.sock.send(frame)
         self.flush(now)
 
     # -- outputs -----------------------------------------------------------------------
@@ -231,6 +239,7 @@ class PortRuntime:
         """Carry out what the engine produced: each kind of output has its handler."""
         outputs = self.port.take_outputs()
         if outputs:
+            self.policer.bind(self.port.peer_mac)  # (the peer changes only with an output)
             save = False
             for output in outputs:
                 save = OUTPUT_HANDLERS[type(output)](self, output, now) or save

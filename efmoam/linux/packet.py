@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
+import math
 import socket
 import struct
 import termios
@@ -35,6 +36,9 @@ SO_LOCK_FILTER = 44
 SLOW_PROTOCOLS_MULTICAST = bytes.fromhex("0180c2000002")
 MAX_FRAME = 2048
 SIOCINQ = termios.FIONREAD  #: a packet socket answers with the length of the next frame (0: none)
+#: seconds: reads closer together than this are a burst, and ask whether more frames wait
+#: (a peer's keep-alives come at least 0.1 s apart)
+BURST_GAP = 0.05
 _NOTHING_QUEUED = bytes(4)
 _GONE = frozenset({errno.ENETDOWN, errno.ENXIO, errno.ENODEV})  # errors of a port that went down or away
 
@@ -103,6 +107,7 @@ class OamSocket:
         self._sock = sock
         self._fd = sock.fileno()
         self._queued = bytearray(4)  #: SIOCINQ's answer
+        self._last_read = -math.inf  #: the `now` of the last `receive` given one
 
     def fileno(self) -> int:
         return self._sock.fileno()
@@ -122,18 +127,25 @@ class OamSocket:
             return False
         return True
 
-    def receive(self, limit: int) -> list[bytes]:
+    def receive(self, limit: int, now: float | None = None) -> list[bytes]:
         """Up to `limit` waiting frames (fewer when the queue is empty), for a socket the
         selector found readable.
 
         After the first frame the queue is asked whether another waits (SIOCINQ: the
-        length of the next frame, 0 for none) instead of reading on until EAGAIN: the
-        usual wake-up holds one frame, and a failed read (an exception) costs three
-        times the question.  Only when more wait are frames read until EAGAIN (a flood
-        pays one failed read per batch, not one question per frame).
+        length of the next frame, 0 for none) instead of reading on until EAGAIN: a failed
+        read (an exception) costs three times the question.  Only when more wait are
+        frames read until EAGAIN (a flood pays one failed read per batch, not one question
+        per frame).  Given `now`, a socket last read more than `BURST_GAP` earlier does not
+        even ask: that wake-up is the usual one, a keep-alive, and should more wait, the
+        selector (level-triggered) reports the socket again at once and that read asks.
         """
         frames: list[bytes] = []
         recv = self._sock.recv
+        if now is not None:
+            quiet = now - self._last_read > BURST_GAP
+            self._last_read = now
+            if quiet:
+                limit = 1
         try:
             frames.append(recv(MAX_FRAME))
             if limit > 1 and self._next_frame_waits():

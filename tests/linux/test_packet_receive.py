@@ -69,3 +69,29 @@ def test_a_single_frame_costs_one_read_and_a_burst_comes_in_one_call() -> None:
         finally:
             sender.close()
             receiver.close()
+
+
+def test_a_quiet_socket_reads_one_frame_and_a_burst_then_comes_in_one_call() -> None:
+    """Given the time: the first read after a quiet spell reads one frame without asking
+    whether more wait (the usual keep-alive); the selector reports the rest at once, and
+    that read, close behind, asks and takes them all."""
+    with veth_pair() as (ns_a, ns_b):
+        sender = in_netns(ns_a, lambda: OamSocket("veth0"))
+        receiver = in_netns(ns_b, lambda: OamSocket("veth1"))
+        counting = CountingReads(receiver._sock)
+        receiver._sock = counting  # type: ignore[assignment]
+        try:
+            queue_frames(sender, receiver, range(1))
+            assert receiver.receive(64, now=10.0) == [oampdu(0)]
+            assert counting.reads == 1
+            queue_frames(sender, receiver, range(1, 6))
+            counting.reads = 0
+            assert receiver.receive(64, now=11.0) == [oampdu(1)]  # quiet for a second: one frame
+            assert counting.reads == 1
+            assert select.select([receiver], [], [], 0)[0]  # the rest is reported at once
+            assert receiver.receive(64, now=11.001) == [oampdu(n) for n in range(2, 6)]  # a burst
+            assert counting.reads == 1 + 5  # the four, then the one that finds the queue empty
+            assert not select.select([receiver], [], [], 0)[0]
+        finally:
+            sender.close()
+            receiver.close()

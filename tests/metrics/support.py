@@ -26,6 +26,7 @@ class FakeRuntime:
     action_error: str | None = None
     actions_reapplied: int = 0
     internal_errors: int = 0
+    peer_heard_at: float | None = None
 
     @property
     def receive_drops(self) -> tuple[tuple[str, int], ...]:
@@ -63,7 +64,7 @@ def raise_sf(runtime: FakeRuntime, telemetry: Telemetry) -> None:
     port = runtime.port
     for now, errors in ((0.0, 0), (0.5, 0), (1.1, 20), (2.2, 20)):
         sample = CounterSample(errored_frames=errors, frames_received=1000 + int(now * 1000))
-        telemetry.counters_read(runtime.name, sample)
+        telemetry.last_samples[runtime.name] = sample
         port.on_counters(sample, now=now)
     port.take_outputs()
 
@@ -77,7 +78,8 @@ def discover(daemon: FakeDaemon, a: FakeRuntime, b: FakeRuntime, seconds: int = 
                 frame = getattr(output, "frame", None)
                 if frame is not None:
                     dst.port.receive(frame, now=now)
-                    daemon.telemetry.received(dst.name, dst.port, frame, now)
+                    if dst.port.peer_mac is not None:  # the policer's note (`RxPolicer.peer_heard_at`)
+                        dst.peer_heard_at = now
             dst.port.take_outputs()
 
 

@@ -64,7 +64,7 @@ def test_a_signal_failure() -> None:
     raise_sf(runtime, daemon.telemetry)
     runtime.rx_rate_limited = 7
     runtime.port.drops["truncated"] = 2
-    daemon.telemetry.last_peer_frame["eth0"] = 5.0
+    runtime.peer_heard_at = 5.0
     found = samples(daemon)
     reason = "local errored_frame_event"
     assert value(found, "efmoam_port_out_of_service", device="eth0", reason=reason) == 1
@@ -150,7 +150,7 @@ def test_the_endpoint_renders_what_the_collector_collects(detail: MetricsDetail)
     raise_sf(runtime, daemon.telemetry)
     runtime.port.drops["truncated"] = 2
     runtime.action_error = "nft failed"
-    daemon.telemetry.last_peer_frame["eth0"] = 5.25
+    runtime.peer_heard_at = 5.25
 
     def parsed(text: str) -> tuple[set[tuple[str, frozenset[tuple[str, str]], float]], dict[str, str]]:
         found, types = set(), {}
@@ -275,7 +275,7 @@ def test_the_kept_lines_always_equal_a_fresh_rendering() -> None:
     discover(daemon, ports[0], ports[1])
     fresh_and_cached_agree(daemon, renderer)
     ports[2].port.stats.information_tx += 5
-    daemon.telemetry.last_peer_frame["eth2"] = 7.5
+    ports[2].peer_heard_at = 7.5
     fresh_and_cached_agree(daemon, renderer)
     raise_sf(ports[3], daemon.telemetry)
     ports[3].action_error = "nft: no such table"

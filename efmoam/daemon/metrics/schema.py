@@ -103,7 +103,7 @@ _read_stats = operator.attrgetter(*STAT_FIELDS)
 
 
 def _read_port_values(runtime: RuntimeLike, telemetry: Telemetry, offset: float) -> tuple[float | None, ...]:
-    last = telemetry.last_peer_frame.get(runtime.name)
+    last = runtime.peer_heard_at
     return (
         *_read_stats(runtime.port.stats),
         int(runtime.action_error is not None),

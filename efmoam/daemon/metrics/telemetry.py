@@ -33,31 +33,14 @@ class Telemetry:
     """What the daemon records for metrics that the engines do not keep (loop thread only)."""
 
     def __init__(self) -> None:
-        self.last_peer_frame: dict[str, float] = {}  #: port -> monotonic time of the last OAMPDU from its peer
-        self.last_samples: dict[str, CounterSample] = {}  #: port -> its last counter read
+        self.last_samples: dict[str, CounterSample] = {}  #: port -> its last counter read (the poll stores it)
         #: port -> per `STANDARD_COUNTERS`: in the last read (computed from `last_samples` when read)
         self.counters_present: Mapping[str, tuple[bool, ...]] = _Presence(self.last_samples)
-        self._peer_sources: dict[str, tuple[str, bytes]] = {}  #: port -> (peer MAC, as in frames)
         self.events_raised: dict[str, tuple[int, ...]] = {}  #: port -> events raised per `EVENT_CLASSES`
         #: port -> session events raised, by event name (tracked conditions counted as ``track``)
         self.policy_events: dict[str, dict[str, int]] = {}
         #: per NIC health monitor, its closed windows merged over the ports (updated by the scrapes)
         self.health_windows = HealthHistograms()
-
-    def received(self, name: str, port: OamPort, frame: bytes, now: float) -> None:
-        """A frame `port` accepted: note the time when it came from the port's peer."""
-        peer = port.peer_mac
-        if peer is None:
-            return
-        source = self._peer_sources.get(name)
-        if source is None or source[0] != peer:
-            source = self._peer_sources[name] = (peer, bytes.fromhex(peer.replace(":", "")))
-        if frame[6:12] == source[1]:
-            self.last_peer_frame[name] = now
-
-    def counters_read(self, name: str, sample: CounterSample) -> None:
-        """The port's counters were read: `sample`."""
-        self.last_samples[name] = sample
 
     def event_logged(self, name: str, logged: EventLogged) -> None:
         """An event-log record: count it when it raises an event (not when it clears one)."""
@@ -75,9 +58,7 @@ class Telemetry:
 
     def forget(self, name: str) -> None:
         self.policy_events.pop(name, None)
-        self.last_peer_frame.pop(name, None)
         self.last_samples.pop(name, None)
-        self._peer_sources.pop(name, None)
         self.events_raised.pop(name, None)
 
 
@@ -111,6 +92,11 @@ class RuntimeLike(Protocol):
     @property
     def receive_drops(self) -> tuple[tuple[str, int], ...]:
         """Frames dropped before the engine saw them, by `DropReason` value."""
+        ...
+
+    @property
+    def peer_heard_at(self) -> float | None:
+        """Monotonic time of the last frame from the port's peer (None: none yet)."""
         ...
 
 
