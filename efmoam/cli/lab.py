@@ -241,7 +241,8 @@ class Lab:
         self.say("5. Twenty errored frames: a signal failure; side a takes its port out of service")
         self.errors["a"] += 20
         self.write_counters("a")
-        self.wait("the failure", lambda: self.view("a")["out_of_service"])
+        # decided, then carried out (off the daemon's loop): `action.pending` tells the two apart
+        self.wait("the failure", lambda: self.view("a")["out_of_service"] and not self.view("a")["action"]["pending"])
         view = self.view("a")
         blocked = not self.ping()
         self.out.write(
@@ -261,7 +262,7 @@ class Lab:
         self.typed("a", "clear port laba events")
         self.ask("a", "clear_events", port="laba")
         self.out.write("laba: events cleared\n")
-        self.wait("recovery", lambda: not self.view("a")["out_of_service"])
+        self.wait("recovery", lambda: not self.view("a")["out_of_service"] and not self.view("a")["action"]["pending"])
         self.wait("traffic", self.ping, timeout=5.0)
         self.out.write("ping across the pair: ok\n")
         self.show("a", "event-log")

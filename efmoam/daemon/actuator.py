@@ -11,7 +11,14 @@ answers `show`, receives OAMPDUs and honours SIGTERM.  Design:
   outcome is read back anyway.
 * `service`, at the end of every wake-up, hands everything queued to the worker as one
   batch, unless a batch is in flight or its results are still being delivered: never
-  two batches at once, so a port's steps reach the system in the order decided.
+  two batches at once, so a port's steps reach the system in the order decided.  An
+  idle actuator (no batch finished in the last `GATHER_IDLE` seconds) hands over at
+  once: a lone action is not delayed.  Right after a batch, while jobs keep coming (the
+  last less than `GATHER_QUIET` ago), the next batch waits for them, at most
+  `GATHER_MAX` after the first: a peer's thousand Dying Gasps arrive over a few
+  wake-ups, and nft's time per table grows with the tables already there, so one big
+  batch is cheaper than several (measured: 1.06 s for 1,024 at once; 1.5 s as 10, 430
+  and 584).
 * The worker groups a batch's steps by backend: every ``block`` step with the same
   runner goes to `BlockBackend.carry_out` together (one nft transaction, one read-back
   listing), the other backends' steps run one after the other.  Then it writes a byte
@@ -27,6 +34,7 @@ answers `show`, receives OAMPDUs and honours SIGTERM.  Design:
 from __future__ import annotations
 
 import contextlib
+import math
 import queue
 import socket
 import threading
@@ -38,8 +46,11 @@ import attrs
 from efmoam.daemon.loop import Loop, drain
 from efmoam.linux.actions import ActionError, BlockBackend, PortActionBackend, Step, carry_out
 
-DELIVER_PER_WAKEUP = 128  #: jobs whose results the loop delivers in one wake-up
-CLOSE_WAIT = 0.5  #: seconds `close` waits for the batch in flight
+DELIVER_PER_WAKEUP = 32  #: jobs whose results the loop delivers in one wake-up
+GATHER_QUIET = 0.02  #: seconds without a new job after which the queued ones leave as a batch
+GATHER_MAX = 0.5  #: seconds the first queued job waits at most for others to join its batch
+GATHER_IDLE = 1.0  #: seconds after a batch finished from which the actuator is idle (no gathering)
+CLOSE_WAIT = 0.1  #: seconds `close` waits for the batch in flight (then abandons it: read back at the next start)
 
 #: a job's results, one per step (whether the port is out of service now, or the step's error), and the time
 OnDone = Callable[[list[bool | ActionError], float], None]
@@ -75,6 +86,8 @@ class Actuator:
         loop.watch(self._wake_r, "actions", self._collect)
         self._thread: threading.Thread | None = None  #: started with the first batch
         self.batches = 0  #: batches handed to the worker
+        self._gathering: tuple[float, float] | None = None  #: (first, last) submit since the last batch
+        self._finished_at = -math.inf  #: when the worker last finished a batch
         self.jobs = 0  #: jobs carried out
 
     def submit(self, key: Hashable, job: Job) -> bool:
@@ -84,6 +97,8 @@ class Actuator:
             return False
         self._queued.pop(key, None)
         self._queued[key] = job
+        now = self._loop.clock()
+        self._gathering = (now, now) if self._gathering is None else (self._gathering[0], now)
         return True
 
     def pending(self, key: Hashable) -> bool:
@@ -98,8 +113,17 @@ class Actuator:
                 job.on_done = None
 
     def next_deadline(self) -> float | None:
-        """0 while results wait to be delivered (the loop must come back at once); else None."""
-        return 0.0 if self._finished else None
+        """0 while results wait to be delivered (the loop must come back at once); when a
+        gathering batch must leave; else None."""
+        if self._finished:
+            return 0.0
+        return None if self._flight or not self._queued else self._leaves_at()
+
+    def _leaves_at(self) -> float:
+        first, last = self._gathering or (-GATHER_MAX, -GATHER_MAX)
+        if first >= self._finished_at + GATHER_IDLE:  # came to an idle actuator: at once
+            return first
+        return min(last + GATHER_QUIET, first + GATHER_MAX)
 
     def service(self, now: float) -> None:
         """Deliver finished jobs (a chunk); start the next batch when the last is done."""
@@ -109,8 +133,9 @@ class Actuator:
             self._flight.pop(key, None)
             if job.on_done is not None:
                 guard.run("actions", job.on_done, results, now)
-        if not self._flight and self._queued:
+        if not self._flight and self._queued and now >= self._leaves_at():
             batch, self._queued = list(self._queued.items()), {}
+            self._gathering = None
             self._flight = dict(batch)
             self.batches += 1
             if self._thread is None:
@@ -121,6 +146,7 @@ class Actuator:
     def close(self) -> None:
         """Drop the queued jobs, wait `CLOSE_WAIT` seconds at most for the batch in flight."""
         self._queued.clear()
+        self._gathering = None
         if self._thread is not None:
             self._inbox.put(None)
             self._thread.join(CLOSE_WAIT)
@@ -144,6 +170,7 @@ class Actuator:
             jobs = list(self._flight.items())
             self._finished.extend((key, job, result) for (key, job), result in zip(jobs, results, strict=True))
             self.jobs += len(jobs)
+            self._finished_at = now
         self.service(now)
 
     # -- the worker's side -------------------------------------------------------------

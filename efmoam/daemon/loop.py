@@ -1,7 +1,11 @@
 """The event loop: one selector, the ports' deadline heap, signals, and the guard.
 
 Each wake-up runs, under the daemon's lock (a metrics scrape never sees one half done),
-the jobs of what is ready, then what is due.  Every job runs under the `Guard`: an
+the jobs of what is ready, then what is due.  Jobs watched as `bulk` (the ports' sockets)
+run at most `BULK_PER_WAKEUP` to a wake-up: the others stay readable, so the selector
+(level-triggered) reports them again at once, after what is due and the control socket
+had their turn; a thousand ports' frames at once (a peer's Dying Gasps) are then a few
+short wake-ups, not one long stall.  Every job runs under the `Guard`: an
 exception is counted by where it happened (metric ``efmoam_daemon_errors_total``),
 logged with its traceback (a burst of 5, then one a minute per where) and the loop
 carries on.  Nothing that happens after start ends the process.
@@ -12,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import math
 import selectors
 import signal
 import socket
@@ -25,6 +30,7 @@ from typing import Any, Protocol
 from efmoam.daemon.journal import Journal
 
 Job = Callable[[float], object]  #: work for the loop, given the time
+BULK_PER_WAKEUP = 64  #: bulk jobs (sockets of ports) run in one wake-up at most
 
 
 class Scheduled(Protocol):
@@ -92,6 +98,41 @@ class Deadlines:
                 yield item
 
 
+class WakeupTimes:
+    """How long the loop's wake-ups take (from the select's return to the end of what was
+    due): their number, their total, and the longest of the last one to two minutes (the
+    metrics: a stall is what holds `show`, frames and SIGTERM)."""
+
+    WINDOW = 60.0  #: seconds; the longest is kept for this window and the one before
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.busy = 0.0  #: seconds, all wake-ups together
+        self._window_end = -math.inf
+        self._longest = 0.0  #: in the current window
+        self._previous = 0.0  #: in the window before
+
+    def add(self, start: float, end: float) -> None:
+        took = end - start
+        self.count += 1
+        self.busy += took
+        if end >= self._window_end:
+            self._previous = self._longest if end < self._window_end + self.WINDOW else 0.0
+            self._longest, self._window_end = 0.0, end + self.WINDOW
+        self._longest = max(self._longest, took)
+
+    def longest(self, now: float) -> float:
+        """The longest wake-up that ended in the last `WINDOW` seconds at least."""
+        if now >= self._window_end + self.WINDOW:
+            return 0.0
+        if now >= self._window_end:
+            return self._longest
+        return max(self._longest, self._previous)
+
+    def view(self, now: float) -> dict[str, float]:
+        return {"wakeups": self.count, "busy_seconds": round(self.busy, 6), "longest_wakeup_seconds": self.longest(now)}
+
+
 class Loop:
     """The selector and the guard; `run` serves until `stopped()`."""
 
@@ -99,27 +140,35 @@ class Loop:
         self.selector = selectors.DefaultSelector()
         self.guard = Guard(journal)
         self.clock = clock
+        self.times = WakeupTimes()
 
-    def watch(self, fileobj: Any, where: str, job: Job) -> None:
-        self.selector.register(fileobj, selectors.EVENT_READ, (where, job))
+    def watch(self, fileobj: Any, where: str, job: Job, *, bulk: bool = False) -> None:
+        self.selector.register(fileobj, selectors.EVENT_READ, (where, job, bulk))
 
     def run(
         self, due: Job, wakeup: Callable[[float], float | None], stopped: Callable[[], bool], lock: threading.Lock
     ) -> None:
-        clock, guard = self.clock, self.guard
+        clock, guard, times = self.clock, self.guard, self.times
         while not stopped():
             now = clock()
             deadline = wakeup(now)
             ready = self.selector.select(None if deadline is None else max(0.0, deadline - now))
+            woke = clock()
             with lock:
+                bulk_left = BULK_PER_WAKEUP
                 for key, _ in ready:
-                    data = key.data  # (where, job), or the job of a control connection
-                    where, job = data if type(data) is tuple else ("control", data)
+                    data = key.data  # (where, job, bulk), or the job of a control connection
+                    where, job, bulk = data if type(data) is tuple else ("control", data, False)
+                    if bulk:
+                        if not bulk_left:
+                            continue  # still readable: the next wake-up, at once
+                        bulk_left -= 1
                     try:  # `Guard.run`, written out: once per frame
                         job(clock())
                     except Exception as exc:
                         guard.caught(where, exc)
                 due(clock())
+                times.add(woke, clock())
 
 
 @contextlib.contextmanager

@@ -175,8 +175,8 @@ class Daemon:
         run("state", self.services.state.flush, now)
         run("status", self.status.service, now)
 
-    def _watch(self, fileobj: Any, where: str, job: Callable[[float], object]) -> None:
-        self.loop.watch(fileobj, where, job)
+    def _watch(self, fileobj: Any, where: str, job: Callable[[float], object], *, bulk: bool = False) -> None:
+        self.loop.watch(fileobj, where, job, bulk=bulk)
 
     # -- start and stop ----------------------------------------------------------------
 
@@ -206,9 +206,8 @@ class Daemon:
 
     def _shutdown(self) -> None:
         notify("STOPPING=1")
-        self._stop_metrics()
-        self._stop_snmp()
-        now = self._clock()
+        now = began = self._clock()
+        # the Dying Gasps first: the peers act on them; stopping the metrics server alone can take its poll interval
         if self.config.daemon.dying_gasp_on_shutdown:
             # only where the port sends at all: elsewhere no Dying Gasp is sent, or logged
             sent = 0
@@ -220,6 +219,8 @@ class Daemon:
             while (now := self._clock()) < deadline:
                 self._due(now)
                 time.sleep(0.01)
+        self._stop_metrics()
+        self._stop_snmp()
         self.actuator.close()
         state = self.services.state
         for runtime in self.ports.values():
@@ -239,7 +240,7 @@ class Daemon:
             self._links.close()
         self.commands.close()
         self.services.events.close()
-        self.journal.log("notice", "stopped")
+        self.journal.log("notice", "stopped", seconds=round(self._clock() - began, 3))  # (how long stopping took)
 
     def _save_now(self) -> None:
         state = self.services.state
@@ -329,6 +330,7 @@ class Daemon:
             },
             "control": dict(self._control.stats) if self._control is not None else {},
             "snmp": None if self.snmp is None else self.snmp.view(),
+            "loop": self.loop.times.view(self._clock()),
         }  # fmt: skip
 
     # -- ports -------------------------------------------------------------------------
@@ -369,7 +371,7 @@ class Daemon:
         self.ports[link.name] = runtime
         self._rows_changed()
         self._settle_heap_at = now + heap.SETTLE_AFTER
-        self._watch(sock, "frames", runtime.read_frames)
+        self._watch(sock, "frames", runtime.read_frames, bulk=True)
         self.journal.log(
             "info", "port added", port=link.name, mac=port.mac, counters=counters.name,
             provides=",".join(sorted(counters.provides(link.name))) or "none", backend=runtime.actions.name,

@@ -525,9 +525,10 @@ class RtnetlinkSource(RecipeSource):
             self._links_taken = now
 
     def raw(self, ifname: str) -> dict[str, int]:
-        """IFLA_STATS64's fields the recipe names and the carrier-down count (`provides`)."""
-        if self.max_age > 0:
-            self._fresh_links(time.monotonic(), ifname)
+        """IFLA_STATS64's fields the recipe names and the carrier-down count (`provides`):
+        from the last dump while it is fresh, else asked for this interface alone (what
+        `show` reads of one port must not dump every interface: 17 ms at 1,024 links)."""
+        if self.max_age > 0 and time.monotonic() - self._links_taken <= self.max_age:
             link = self._by_name.get(ifname)
             if link is not None:
                 raw = {field: value for field, value in zip(_NETDEV_FIELDS, link[1], strict=True) if value is not None}

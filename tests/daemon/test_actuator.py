@@ -172,7 +172,7 @@ def test_results_are_delivered_a_chunk_per_wakeup(harness: Harness) -> None:
     ports = [f"p{i}" for i in range(actuator_module.DELIVER_PER_WAKEUP * 2 + 5)]
     for port in ports:
         harness.submit(port, True)
-    harness.actuator.service(time.monotonic())  # the batch starts
+    harness.actuator.service(time.monotonic() + actuator_module.GATHER_QUIET)  # the batch starts
     harness.backend.gate.set()
     deadline = time.monotonic() + 5
     while harness.actuator.next_deadline() is None and time.monotonic() < deadline:
@@ -206,3 +206,45 @@ def test_close_abandons_a_stuck_batch_quickly(harness: Harness) -> None:
     harness.backend.gate.set()
     time.sleep(0.1)
     assert "p1" not in {call[1] for call in harness.backend.calls}
+
+
+def test_a_batch_gathers_the_jobs_that_keep_coming_for_a_bounded_time(harness: Harness) -> None:
+    """An idle actuator hands a job over at once.  Right after a batch, jobs submitted close
+    together leave as one batch once they stop coming, or at the latest `GATHER_MAX` after
+    the first (a peer's Dying Gasps arrive over several wake-ups)."""
+    clock = [100.0]
+    harness.loop.clock = lambda: clock[0]
+    quiet, most = actuator_module.GATHER_QUIET, actuator_module.GATHER_MAX
+    harness.submit("p0", True)
+    assert harness.actuator.next_deadline() == 100.0  # idle: at once
+    harness.actuator.service(100.0)
+    assert harness.actuator.batches == 1
+    harness.run_until(lambda: "p0" in harness.done)  # finished at 100.0 (the loop's clock)
+    clock[0] = 100.1
+    harness.submit("p1", True)  # right after a batch: gathering
+    assert harness.actuator.next_deadline() == 100.1 + quiet
+    harness.actuator.service(100.1 + quiet / 2)
+    assert harness.actuator.batches == 1  # still gathering
+    clock[0] = 100.1 + quiet / 2
+    harness.submit("p2", True)  # another came: wait on
+    harness.actuator.service(100.1 + quiet)
+    assert harness.actuator.batches == 1
+    assert harness.actuator.next_deadline() == clock[0] + quiet
+    harness.actuator.service(clock[0] + quiet)  # quiet long enough: one batch of both
+    assert harness.actuator.batches == 2 and harness.actuator.next_deadline() is None
+    harness.run_until(lambda: len(harness.done) == 3)
+    # a steady trickle leaves at the latest GATHER_MAX after its first job
+    start = clock[0] = 100.5
+    while clock[0] < start + most * 2:
+        harness.submit(f"q{round((clock[0] - start) * 1000)}", True)
+        harness.actuator.service(clock[0])
+        if harness.actuator.batches == 3:
+            break
+        clock[0] += quiet / 2
+    assert harness.actuator.batches == 3 and start + most <= clock[0] < start + most + quiet
+    # idle again a second after the last batch finished: at once
+    harness.run_until(lambda: harness.actuator.next_deadline() is None and not harness.actuator.pending("q0"))
+    clock[0] += actuator_module.GATHER_IDLE + 1.0
+    harness.submit("r0", True)
+    harness.actuator.service(clock[0])
+    assert harness.actuator.batches == 4

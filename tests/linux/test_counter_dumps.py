@@ -314,6 +314,21 @@ def test_the_carrier_down_count_comes_from_a_link_dump_only_when_wanted() -> Non
     assert (client.stats_dumps, client.link_dumps) == (0, 1)
 
 
+def test_what_show_reads_of_one_port_asks_for_that_port_alone_unless_a_dump_is_fresh() -> None:
+    """`provides` (show port) must not dump every interface (17 ms at 1,024 links, every
+    show of a port): it asks for the one, or reads a link dump taken within `max_age`."""
+    client = DumpingRtnl({index: (f"eth{index}", stats64(first=index), 4) for index in range(1, 257)})
+    source = RtnetlinkSource(client, max_age=0.5)  # type: ignore[arg-type]
+    source.read_index(1, "eth1", STANDARD)  # the poll's stats dump does not name the interfaces
+    provided = source.provides("eth7")
+    assert set(provided) >= {"errored_frames", "frames_received"}
+    assert client.requests == ["eth7"] and client.link_dumps == 0
+    source.read_index(2, "eth2", STANDARD | {"carrier_down_count"})  # a link dump, fresh now
+    assert client.link_dumps == 1
+    assert set(source.provides("eth9")) >= {"errored_frames", "frames_received", "carrier_down_count"}  # that dump
+    assert client.requests == ["eth7"] and client.link_dumps == 1
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.integers(0, 26).flatmap(lambda n: st.lists(st.integers(0, 2**63), min_size=n, max_size=n)),

@@ -501,7 +501,18 @@ CONTROL_EVENTS = Family(
     "Control socket events: connections accepted and refused, clients closed (idle, output overflow), bad requests",
     ("event",),
 )  # fmt: skip
-DAEMON_FAMILIES = (DAEMON_ERRORS, STATE_SAVES, STATE_SAVE_FAILURES, STATE_SAVED, STATE_SET_ASIDE, CONTROL_EVENTS)
+LOOP_WAKEUPS = Family("efmoam_daemon_loop_wakeups_total", "counter", "Times the daemon's event loop woke up")
+LOOP_BUSY = Family(
+    "efmoam_daemon_loop_busy_seconds_total", "counter", "Seconds the event loop spent working (all wake-ups together)"
+)
+LOOP_LONGEST = Family(
+    "efmoam_daemon_loop_longest_wakeup_seconds", "gauge",
+    "The longest wake-up of the event loop in the last one to two minutes (a stall: show, frames and signals wait)",
+)  # fmt: skip
+DAEMON_FAMILIES = (
+    DAEMON_ERRORS, STATE_SAVES, STATE_SAVE_FAILURES, STATE_SAVED, STATE_SET_ASIDE, CONTROL_EVENTS,
+    LOOP_WAKEUPS, LOOP_BUSY, LOOP_LONGEST,
+)  # fmt: skip
 
 
 def daemon_samples(health: Mapping[str, Any]) -> Iterator[Sample]:
@@ -515,3 +526,8 @@ def daemon_samples(health: Mapping[str, Any]) -> Iterator[Sample]:
     yield STATE_SET_ASIDE, (), int(state["set_aside"] is not None)
     for event, count in sorted(health["control"].items()):
         yield CONTROL_EVENTS, (event,), count
+    loop = health.get("loop")
+    if loop is not None:
+        yield LOOP_WAKEUPS, (), loop["wakeups"]
+        yield LOOP_BUSY, (), loop["busy_seconds"]
+        yield LOOP_LONGEST, (), loop["longest_wakeup_seconds"]

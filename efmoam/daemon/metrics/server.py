@@ -29,6 +29,8 @@ def _accepts_gzip(header: str | None) -> bool:
 
 #: seconds a scraper may stall (sending its request, or reading the body) before it is dropped
 CLIENT_TIMEOUT = 10.0
+#: seconds between the serving thread's looks at a close request (`close` waits up to this)
+CLOSE_POLL = 0.1
 #: scrapes served at once; more connections are closed at once (a scraper retries)
 MAX_CLIENTS = 64
 
@@ -103,7 +105,9 @@ class MetricsServer:
         self._server = server_class((address, port), self._handler)
         self.address = address
         self.port = int(self._server.server_address[1])  # the bound port (port 0: chosen by the kernel)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="efmoam-metrics", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(CLOSE_POLL,), name="efmoam-metrics", daemon=True
+        )
         self._thread.start()
 
     @property

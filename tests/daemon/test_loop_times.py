@@ -1,0 +1,62 @@
+"""The loop's wake-up times (issue 18: `efmoam_daemon_loop_*`): counted, summed, and the
+longest kept for one to two minutes, then forgotten."""
+
+from __future__ import annotations
+
+import io
+import socket
+import threading
+import time
+
+from efmoam.daemon.journal import Journal
+from efmoam.daemon.loop import BULK_PER_WAKEUP, Loop, WakeupTimes
+
+
+def test_the_longest_wakeup_is_kept_one_to_two_minutes() -> None:
+    times = WakeupTimes()
+    assert times.view(0.0) == {"wakeups": 0, "busy_seconds": 0.0, "longest_wakeup_seconds": 0.0}
+    times.add(10.0, 10.25)  # a stall of 250 ms
+    times.add(11.0, 11.001)
+    assert times.longest(12.0) == 0.25 and times.count == 2 and abs(times.busy - 0.251) < 1e-9
+    times.add(80.0, 80.002)  # the next window: the stall is still reported
+    assert times.longest(81.0) == 0.25
+    times.add(150.0, 150.001)  # a window later: forgotten
+    assert abs(times.longest(151.0) - 0.002) < 1e-9
+    assert times.longest(400.0) == 0.0  # nothing for minutes
+
+
+def test_the_loop_times_its_wakeups_and_runs_at_most_so_many_bulk_jobs_in_one() -> None:
+    """Bulk jobs (the ports' sockets) beyond `BULK_PER_WAKEUP` wait for the next wake-up,
+    which comes at once (still readable); a control job among them runs in the first."""
+    loop = Loop(Journal(io.StringIO()), time.monotonic)
+    pairs = [socket.socketpair() for _ in range(BULK_PER_WAKEUP + 6)]
+    ran: list[tuple[int, str]] = []  # (wake-up, what)
+    wakeups = [0]
+    try:
+        for index, (reader, writer) in enumerate(pairs):
+            reader.setblocking(False)
+            writer.send(b"x")
+
+            def job(_now: float, reader: socket.socket = reader, index: int = index) -> None:
+                reader.recv(16)
+                ran.append((wakeups[0], f"port{index}"))
+
+            loop.watch(reader, "frames", job, bulk=True)
+        control_r, control_w = socket.socketpair()
+        control_w.send(b"x")
+        loop.selector.register(control_r, 1, lambda _now: (control_r.recv(16), ran.append((wakeups[0], "control"))))
+
+        def due(_now: float) -> None:
+            wakeups[0] += 1
+
+        loop.run(due, lambda now: now + 0.5, lambda: len(ran) == len(pairs) + 1, threading.Lock())
+        first = [what for wake, what in ran if wake == 0]
+        assert len([w for w in first if w.startswith("port")]) == BULK_PER_WAKEUP and "control" in first
+        assert len(ran) == len(pairs) + 1 and wakeups[0] == 2  # the rest in the very next wake-up
+        assert loop.times.count == 2 and loop.times.longest(time.monotonic()) > 0
+        control_r.close()
+        control_w.close()
+    finally:
+        for reader, writer in pairs:
+            reader.close()
+            writer.close()
