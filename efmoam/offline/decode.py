@@ -151,6 +151,7 @@ __all__ = [
     "pdu_to_dict",
     "pdu_to_json",
     "run_decode",
+    "tlv_text",
     "tlv_to_dict",
 ]
 
@@ -378,18 +379,34 @@ def _compile_to_json(fields: Sequence[_Field]) -> Callable[[Any], str]:
     return to_json
 
 
+def _compile_to_dict(fields: Sequence[_Field]) -> Callable[[Any], JsonObject]:
+    """``lambda obj: {"a": int(obj.a), "b": value_1(obj), ...}`` for *fields*, as one function.
+
+    Generated as `_compile_to_json` is: an integer attribute is read in place instead of
+    through its getter (observe mode renders every Event Notification's TLVs).
+    """
+    namespace: dict[str, Any] = {}
+    items = []
+    for number, field in enumerate(fields):
+        if field.fmt == "%d" and field.attribute is not None and field.attribute.isidentifier():
+            items.append(f"{field.key!r}: int(obj.{field.attribute})")
+        else:
+            namespace[f"value_{number}"] = field.value
+            items.append(f"{field.key!r}: value_{number}(obj)")
+    exec(f"def to_dict(obj):\n    return {{{', '.join(items)}}}\n", namespace)
+    to_dict: Callable[[Any], JsonObject] = namespace["to_dict"]
+    return to_dict
+
+
 class _Schema:
     """How objects of one model class map to a JSON object."""
 
     def __init__(self, *fields: _Field) -> None:
         self.fields = fields
-        self._items = tuple((field.key, field.value) for field in fields)
+        #: the JSON-ready dict of an object
+        self.to_dict = _compile_to_dict(fields)
         #: the compact JSON text of an object (equal to json.dumps of `to_dict`)
         self.to_json = _compile_to_json(fields)
-
-    def to_dict(self, obj: Any) -> JsonObject:
-        """The JSON-ready dict of *obj*."""
-        return {key: value(obj) for key, value in self._items}
 
 
 def _kind(kinds: dict[int, str]) -> _Field:
@@ -558,7 +575,8 @@ def _event_tlv_text(tlv: JsonObject) -> str:
     )
 
 
-def _tlv_text(tlv: JsonObject) -> str:
+def tlv_text(tlv: JsonObject) -> str:
+    """The plain text of one TLV from its `tlv_to_dict` object (as in a decoded line)."""
     if "oam_version" in tlv:
         return _info_tlv_text(tlv)
     if "timestamp" in tlv:
@@ -576,7 +594,7 @@ def _body_text(obj: JsonObject) -> list[str]:
     parts: list[str] = []
     if "sequence" in obj:
         parts.append(f"seq={obj['sequence']}")
-    parts.extend(_tlv_text(tlv) for tlv in obj.get("tlvs", ()))
+    parts.extend(tlv_text(tlv) for tlv in obj.get("tlvs", ()))
     parts.extend(f"descriptor(branch={d['branch']} leaf={d['leaf']})" for d in obj.get("descriptors", ()))
     for c in obj.get("containers", ()):
         indication = "-" if c["indication"] is None else f"{c['indication']:#04x}"

@@ -25,8 +25,9 @@ FRAMES = 20_000
 
 
 @pytest.mark.bench
+@pytest.mark.parametrize("json_output", [False, True], ids=["text", "json"])
 @pytest.mark.parametrize("scenario", sorted(GENERATORS))
-def test_replay_per_frame(benchmark: Any, tmp_path: Path, scenario: str) -> None:
+def test_replay_per_frame(benchmark: Any, tmp_path: Path, scenario: str, json_output: bool) -> None:
     if benchmark.disabled:
         pytest.skip("a benchmark: run with --benchmark-enable")
     capture = tmp_path / f"{scenario}.pcap"
@@ -34,7 +35,7 @@ def test_replay_per_frame(benchmark: Any, tmp_path: Path, scenario: str) -> None
 
     def replay_file() -> int:
         with open(os.devnull, "w") as out:
-            return run_observe(capture, out, io.StringIO())
+            return run_observe(capture, out, io.StringIO(), json_output=json_output)
 
     assert benchmark.pedantic(replay_file, rounds=5, iterations=1, warmup_rounds=1) in (0, 1)
     benchmark.extra_info["us_per_frame"] = round(benchmark.stats.stats.median / FRAMES * 1e6, 2)
@@ -50,7 +51,7 @@ def test_replay_time_next_to_tshark(benchmark: Any, tmp_path: Path, scenario: st
         pytest.skip("a benchmark: run with --benchmark-enable")
     capture = tmp_path / f"{scenario}.pcap"
     generate(capture, scenario, 100_000)
-    results = benchmark.pedantic(compare, args=(capture, 3), rounds=1, iterations=1)
+    results = benchmark.pedantic(compare, args=(capture, 3, None, tmp_path / "pycache"), rounds=1, iterations=1)
     ratio = results["tshark"][0] / results["replay"][0]
     benchmark.extra_info.update(
         ratio=round(ratio, 2), target=RATIO, **{name: round(r[0], 3) for name, r in results.items()}

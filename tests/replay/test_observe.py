@@ -415,14 +415,15 @@ def test_loopback_sequence() -> None:
 # -- memory and work per frame ---------------------------------------------------------------
 
 
-def test_repeated_frames_are_not_decoded_again() -> None:
+def test_repeated_frames_are_not_decoded_again(monkeypatch: pytest.MonkeyPatch) -> None:
     from efmoam.offline.capture import CaptureRecord
+    from efmoam.offline.replay import observe as observe_module
     from efmoam.offline.replay.observe import Observer
 
     observer = Observer()
     decoded = []
-    decode = observer._decoder.decode
-    observer._decoder.decode = lambda frame: decoded.append(frame) or decode(frame)  # type: ignore[method-assign]
+    decode = observe_module.decode
+    monkeypatch.setattr(observe_module, "decode", lambda frame: decoded.append(frame) or decode(frame))
     frames = conversation(500)
     observer.run(CaptureRecord(n, t, data, len(data), 0, 1) for n, (t, data) in enumerate(frames, 1))
     assert len(decoded) == 2  # one per speaker: every repeat is an octet compare

@@ -23,6 +23,7 @@ OBSERVER_MODULES = (
     "observe",
     "speaker",
     "timeline",
+    "lines",
     "discovery",
     "loopbacks",
     "silences",

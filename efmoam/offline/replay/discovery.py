@@ -73,14 +73,16 @@ def follow_local(timeline: Timeline, iface: Interface, speaker: Speaker, record:
 
 def _revision(timeline: Timeline, speaker: Speaker, record: CaptureRecord, local: InfoTlv, changed: list[str]) -> None:
     """A new revision of the speaker's Local TLV (its capabilities with the first one)."""
-    entry: JsonObject = {"revision": local.revision, "frame": record.number, "time": record.time}
+    shown: JsonObject = {"revision": local.revision}  # the timeline has the frame and the time
     if changed:
-        entry["changed"] = changed
+        shown["changed"] = changed
     if not speaker.revisions:
-        entry.update(capabilities(local))
+        shown.update(capabilities(local))
     if len(speaker.revisions) < MAX_REVISIONS:
+        entry: JsonObject = {"revision": local.revision, "frame": record.number, "time": record.time}
+        entry.update(shown)
         speaker.revisions.append(entry)
-    timeline.emit(speaker, record, "revision" if speaker.advertised else "capabilities", entry)
+    timeline.emit(speaker, record, "revision" if speaker.advertised else "capabilities", shown)
 
 
 def check_remote(

@@ -99,6 +99,15 @@ class Finding:
             return True
         return False
 
+    def repeat(self, frame: int, time: float) -> None:
+        """`add` of one more occurrence shown by one frame, after the first (a steady frame
+        repeating the findings of the frame it repeats: once per frame, kept lean)."""
+        self.count += 1
+        self.last_frame = frame
+        self.last_time = time
+        if len(self.frames) < MAX_FRAMES:
+            self.frames.append(frame)
+
     def to_dict(self, start: float) -> dict[str, Any]:
         return {
             "kind": self.kind,

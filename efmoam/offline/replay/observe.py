@@ -23,7 +23,10 @@ Memory does not grow with the capture: findings are aggregated by kind and detai
 the per-speaker lists of states, revisions and events are capped (the timeline, streamed
 to a callback, has everything).  The steady state (a speaker repeating its last
 Information OAMPDU in time) costs a few attribute operations per frame and no decoding:
-the frame is compared octet for octet with the speaker's last one.
+the frame is compared octet for octet with the speaker's last one.  A frame that is news
+is decoded once per distinct content (`Observer._decode`: a bounded memo; news recurs, as
+a peer alternating between two frames or a session replayed), and the timeline is
+written as it happens, straight from what each entry says (`lines`), never kept.
 
 Trimmed captures: a stretch with no frame at all for longer than the keep-alive limit is
 a capture gap for every rule (`Observer._capture_gap`); a speaker's silence is judged
@@ -33,11 +36,11 @@ timer while the silence lasts (`Interface.silence_deadline`, one comparison per 
 Where things live: this module is the per-frame loop (`Observer.run`, kept inlined, in
 locals), the analysis of a frame that is news (`Observer._slow`), and the bookkeeping that
 decides when a rule applies; `speaker` holds what is known of a speaker and an interface,
-and the summary; `timeline` counts findings and streams the timeline; `discovery` tracks
-the Discovery state and the Local/Remote TLVs, `loopbacks` the loopbacks, `events` the
-Event Notifications and the other codes, `silences` the timers (late keep-alives,
-silences, lost-link); `rules` holds the Clause 57 rules as named functions, each stating
-its clause and its caveats on trimmed captures.
+and the summary; `timeline` counts findings and streams the timeline, as `lines` renders
+it (text or JSON); `discovery` tracks the Discovery state and the Local/Remote TLVs,
+`loopbacks` the loopbacks, `events` the Event Notifications and the other codes,
+`silences` the timers (late keep-alives, silences, lost-link); `rules` holds the Clause 57
+rules as named functions, each stating its clause and its caveats on trimmed captures.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from efmoam.offline.capture import CaptureRecord
 from efmoam.offline.decode import ETHERNET, JsonObject
 from efmoam.offline.replay import discovery, events, loopbacks, rules, silences
 from efmoam.offline.replay.findings import Finding, Limits
+from efmoam.offline.replay.lines import TEXT, LineFormat
 from efmoam.offline.replay.rules import implausibilities
 from efmoam.offline.replay.speaker import (
     ACTIVE_SEND_LOCAL,
@@ -65,8 +69,8 @@ from efmoam.offline.replay.speaker import (
     shown_state,
     speaker_summary,
 )
-from efmoam.offline.replay.timeline import Entry, Timeline
-from pdu import Code, DecodeError, Information, Oampdu, PeerDecoder
+from efmoam.offline.replay.timeline import Entry, Line, Timeline
+from pdu import Code, DecodeError, Information, Oampdu, decode
 from pdu.enums import HEADER_LENGTH, MIN_FRAME_LENGTH, SLOW_PROTOCOLS_ETHERTYPE
 
 __all__ = [
@@ -88,6 +92,8 @@ _FLAGS_CHECKED = rules.FLAGS_CHECKED
 _INFORMATION = int(Code.INFORMATION)
 _EPSILON = 1e-6  # seconds: timestamps written with microseconds
 _RECENT = 4  # speakers per interface whose steady frame is compared before decoding
+_DECODED = 256  # distinct frames whose OAMPDU is kept (then forgotten all at once; more costs the
+# frames that never recur: 1,024 cost 5 % on a capture of all-distinct frames)
 
 #: capture gaps the summary lists (the timeline has every one)
 MAX_GAPS = 1000
@@ -110,11 +116,19 @@ class Observer:
     frame by play mode); `finish` runs the checks that need the end of the capture;
     `summary` gives the per-speaker report.  `on_entry`, when given, receives every
     timeline entry as it happens (a JSON-ready dict with ``frame``, ``time``,
-    ``speaker`` and ``what``).
+    ``speaker`` and ``what``); `on_line`, instead, receives each as its line in
+    `line_format` (`lines.TEXT`, or `lines.json_format()`).
     """
 
-    def __init__(self, limits: Limits | None = None, on_entry: Entry | None = None) -> None:
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        on_entry: Entry | None = None,
+        on_line: Line | None = None,
+        line_format: LineFormat = TEXT,
+    ) -> None:
         self.limits = limits or Limits()
+        self._gap_limit = self.limits.keepalive_limit
         self.on_entry = on_entry
         self.counters = Counters()
         self.start: float | None = None
@@ -122,8 +136,8 @@ class Observer:
         self.gaps: list[JsonObject] = []
         self.gaps_dropped = 0
         self._interfaces: dict[int, Interface] = {}
-        self._decoder = PeerDecoder()
-        self._timeline = Timeline(on_entry)
+        self._decoded: dict[bytes, Oampdu] = {}  # frame -> its OAMPDU, for news that recurs
+        self._timeline = Timeline(on_entry, on_line, line_format)
         self._finished = False
 
     # -- the per-frame loop --------------------------------------------------------------
@@ -190,7 +204,7 @@ class Observer:
                 speaker.repeats += 1
                 if speaker.repeat_findings:
                     for finding in speaker.repeat_findings:
-                        finding.add((record.number,), t)
+                        finding.repeat(record.number, t)
                 speaker.last_time = t
                 speaker.last_frame = record.number
         finally:
@@ -216,7 +230,7 @@ class Observer:
         speaker = steady
         if speaker is None:
             try:
-                pdu = self._decoder.decode(record.data)
+                pdu = self._decode(record.data)
             except DecodeError as error:
                 if error.reason.not_oampdu:
                     self.counters.not_oam += 1
@@ -228,19 +242,32 @@ class Observer:
             assert pdu is not None
             speaker = self._new_speaker(iface, pdu.src, record)
         else:
-            silences.check_silence(self._timeline, self.limits, iface, speaker, record)
+            if t - speaker.last_time > self._gap_limit:  # what check_silence looks at first
+                silences.check_silence(self._timeline, self.limits, iface, speaker, record)
             self._check_rate(speaker, record)
-        speaker.flush()
+        if speaker.repeats:
+            speaker.flush()
         counts = speaker.counts
         if pdu is None:  # the steady frame, late
             counts[_INFORMATION] = counts.get(_INFORMATION, 0) + 1
             for finding in speaker.repeat_findings:
-                finding.add((number,), t)
+                finding.repeat(number, t)
         else:
             counts[pdu.code] = counts.get(pdu.code, 0) + 1
             self._analyse(iface, speaker, record, pdu)
         speaker.last_time = t
         speaker.last_frame = number
+
+    def _decode(self, data: bytes) -> Oampdu:
+        """`pdu.decode`, with a memo: news recurs (a peer alternating between two frames, an
+        Event Notification repeated, a session replayed).  Malformed frames are not kept."""
+        pdu = self._decoded.get(data)
+        if pdu is None:
+            pdu = decode(data)
+            if len(self._decoded) >= _DECODED:
+                self._decoded.clear()
+            self._decoded[data] = pdu
+        return pdu
 
     def _new_speaker(self, iface: Interface, mac: str, record: CaptureRecord) -> Speaker:
         speaker = Speaker(mac, iface.id, record.number, record.time, self.limits.rate)

@@ -32,9 +32,11 @@ from collections.abc import Callable
 from typing import BinaryIO, TextIO
 
 from efmoam.offline.capture import CaptureError
-from efmoam.offline.decode import JsonObject, NotEthernetError, format_text, open_records
+from efmoam.offline.decode import JsonObject, NotEthernetError, open_records
 from efmoam.offline.replay.findings import Limits
+from efmoam.offline.replay.lines import TEXT, LineFormat, capabilities_text, event_text, json_format, render_entry
 from efmoam.offline.replay.observe import Observer
+from efmoam.offline.replay.timeline import Line
 from efmoam.offline.source import source_name
 
 __all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_UNREADABLE", "observe_file", "render_entry", "run_check", "run_observe"]
@@ -51,10 +53,16 @@ def observe_file(
     *,
     limits: Limits | None = None,
     on_entry: Callable[[JsonObject], None] | None = None,
+    on_line: Line | None = None,
+    line_format: LineFormat = TEXT,
     stdin: BinaryIO | None = None,
 ) -> tuple[Observer, str]:
-    """Observe the capture `source`; returns the observer and the problem ("" if none)."""
-    observer = Observer(limits, on_entry)
+    """Observe the capture `source`; returns the observer and the problem ("" if none).
+
+    The timeline goes to `on_entry` (dicts) or to `on_line` (lines in `line_format`), as
+    `Observer` says.
+    """
+    observer = Observer(limits, on_entry, on_line, line_format)
     name = source_name(source, stdin)
     problem = ""
     try:
@@ -96,22 +104,20 @@ def run_observe(
         out.write(_dumps(head)[:-1] + ',"timeline":[')
         separator = ["\n"]
 
-        def write_json(entry: JsonObject) -> None:
-            out.write(separator[0] + _dumps(entry))
+        def write_json(entry: str) -> None:
+            out.write(separator[0] + entry)
             separator[0] = ",\n"
 
-        observer, problem = observe_file(source, limits=limits, on_entry=write_json if timeline else None, stdin=stdin)
+        observer, problem = observe_file(
+            source, limits=limits, on_line=write_json if timeline else None, line_format=json_format(), stdin=stdin
+        )
         status = exit_status(observer, problem)
         summary = observer.summary()
         out.write('\n],"summary":' + json.dumps(summary, indent=1) + ',"exit":%d}\n' % status)  # noqa: UP031
     else:
-
-        def write_text(entry: JsonObject) -> None:
-            out.write(render_entry(entry) + "\n")
-
         if timeline:
             out.write("FRAME  TIME  SPEAKER  WHAT\n")
-        observer, problem = observe_file(source, limits=limits, on_entry=write_text if timeline else None, stdin=stdin)
+        observer, problem = observe_file(source, limits=limits, on_line=out.write if timeline else None, stdin=stdin)
         status = exit_status(observer, problem)
         summary = observer.summary()
         out.write(render_summary(summary))
@@ -123,86 +129,6 @@ def run_observe(
 
 
 # -- text -------------------------------------------------------------------------------
-
-
-def _pdu_text(code_name: str, fields: JsonObject) -> str:
-    """The body of an OAMPDU as ``efmoam decode`` prints it (without source and flags)."""
-    line = format_text({"src": "", "flag_names": [], "code_name": code_name, **fields})
-    return line.split("  ", 2)[2]
-
-
-def _event_text(event: JsonObject) -> str:
-    kind = event["kind"]
-    if kind == "event_notification":
-        text = _pdu_text("event_notification", event)
-        if event.get("duplicates"):
-            text += f"  (+{event['duplicates']} duplicates)"
-    elif kind in ("variable_request", "variable_response"):
-        text = _pdu_text(kind, event)
-    elif kind == "organization_specific":
-        text = f"organization_specific  oui={event['oui']} value={event['value'] or '-'}"
-    elif kind == "flag":
-        text = f"flag {event['flag']} {event['change']}"
-    elif kind == "loopback_command":
-        text = f"loopback_control  command={event['command']}"
-    elif kind == "loopback_state":
-        text = f"loopback state {event['state']} (parser={event['parser']} mux={event['mux']})"
-    else:
-        text = kind
-    return text
-
-
-def _capabilities_text(entry: JsonObject) -> str:
-    return (
-        f"{entry['mode']}, config={','.join(entry['oam_config']) or '-'}, pdu={entry['max_pdu_size']},"
-        f" oui={entry['oui']}, vendor={entry['vendor_info']:#010x}, version={entry['oam_version']}"
-    )
-
-
-_COMMON = frozenset(("frame", "time", "t", "speaker", "what"))
-_FINDING_KEYS = _COMMON | {"kind", "detail"}
-
-
-def _extra(entry: JsonObject, skip: frozenset[str]) -> str:
-    extra = [f"{k}={v}" for k, v in entry.items() if k not in skip]
-    return f" ({', '.join(extra)})" if extra else ""
-
-
-def _revision_text(entry: JsonObject) -> str:
-    changed = entry.get("changed")
-    return f"revision {entry['revision']}" + (f": {', '.join(changed)} changed" if changed else "")
-
-
-def _state_text(entry: JsonObject) -> str:
-    text = f"state {entry['state']}"
-    if entry.get("inferred"):
-        text += " (inferred: fell back to ACTIVE_SEND_LOCAL)"
-    if "after" in entry:
-        text += f" ({entry['after']:.3f} s after Discovery began)"
-    return text
-
-
-#: what -> the text of a timeline entry of that kind (after FRAME, TIME and SPEAKER)
-_WHAT_TEXT: dict[str, Callable[[JsonObject], str]] = {
-    "speaker": lambda entry: f"new speaker on interface {entry['interface']}",
-    "capabilities": lambda entry: f"advertises {_capabilities_text(entry)}, revision {entry['revision']}",
-    "revision": _revision_text,
-    "state": _state_text,
-    "event": lambda entry: _event_text(entry["event"]),
-    "duplicate_event": lambda entry: f"duplicate event_notification  seq={entry['sequence']}",
-    "finding": lambda entry: f"FINDING {entry['kind']}: {entry['detail']}" + _extra(entry, _FINDING_KEYS),
-    "capture_gap": lambda entry: (
-        f"CAPTURE GAP: no frame for {entry['seconds']:.3f} s after frame {entry['after_frame']}"
-    ),
-}
-
-
-def render_entry(entry: JsonObject) -> str:
-    """One timeline line."""
-    what = entry["what"]
-    text_of = _WHAT_TEXT.get(what)
-    text = what + _extra(entry, _COMMON) if text_of is None else text_of(entry)
-    return f"{entry['frame']}  {entry['t']:.6f}  {entry['speaker'] or '-'}  {text}"
 
 
 def _frames_text(frames: list[int], count: int, last: int) -> str:
@@ -241,7 +167,7 @@ def render_summary(summary: JsonObject) -> str:
     for speaker_id, s in speakers.items():
         lines.append("")
         caps = s["capabilities"]
-        lines.append(f"{speaker_id}: " + (_capabilities_text(caps) if caps else "no Local Information TLV seen"))
+        lines.append(f"{speaker_id}: " + (capabilities_text(caps) if caps else "no Local Information TLV seen"))
         counts = ", ".join(f"{code} {n}" for code, n in s["counts"].items())
         lines.append(
             f"  frames {s['first_frame']}..{s['last_frame']} ({s['first_time']:.3f}..{s['last_time']:.3f} s): {counts}"
@@ -260,7 +186,7 @@ def render_summary(summary: JsonObject) -> str:
         events = s["events"]
         if events:
             lines.append(f"  events ({len(events) + s['events_dropped']}):")
-            lines.extend(f"    {e['frame']}  {e['time']:.3f}  {_event_text(e)}" for e in events)
+            lines.extend(f"    {e['frame']}  {e['time']:.3f}  {event_text(e)}" for e in events)
         for lb in s["loopbacks"]:
             lines.append(_loopback_text(lb))
         orgs = s.get("organization_specific")

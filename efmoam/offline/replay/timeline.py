@@ -5,7 +5,10 @@ Design: one small object (`Timeline`) that the observer and its trackers (`disco
 kind and detail, so memory does not grow with the capture), `event` keeps an event in the
 speaker's capped list, and both stream a timeline entry to `on_entry` when there is one
 (a JSON-ready dict: ``frame``, ``time``, ``t``, ``speaker``, ``what``, then what belongs
-to it).  Without `on_entry` no entry is built.
+to it).  Without `on_entry` no entry is built.  With `on_line` instead (the reports),
+each entry goes out as its line in a `lines.LineFormat` (plain text, or JSON text),
+rendered from what belongs to it: no entry dict is built either (the dict, then its text,
+cost twice as much).
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from typing import Any
 from efmoam.offline.capture import CaptureRecord
 from efmoam.offline.decode import JsonObject
 from efmoam.offline.replay.findings import Finding
+from efmoam.offline.replay.lines import TEXT, LineFormat, entry_dict
 from efmoam.offline.replay.speaker import Speaker
 
-__all__ = ["MAX_EVENTS", "MAX_FINDINGS", "Entry", "Timeline"]
+__all__ = ["MAX_EVENTS", "MAX_FINDINGS", "Entry", "Line", "Timeline"]
 
 #: per-speaker caps on what the summary keeps (the timeline has everything)
 MAX_EVENTS = 1000
@@ -41,32 +45,29 @@ EVERY_OCCURRENCE = frozenset(
 )
 
 Entry = Callable[[JsonObject], None]
+Line = Callable[[str], object]  #: receives each timeline line (plain text: with its newline, as a stream's write)
 
 
 class Timeline:
     """The findings and events of the speakers, and the timeline entries they make."""
 
-    __slots__ = ("on_entry", "start")
+    __slots__ = ("_entry_line", "_finding_line", "on_entry", "on_line", "start", "wanted")
 
-    def __init__(self, on_entry: Entry | None) -> None:
+    def __init__(self, on_entry: Entry | None, on_line: Line | None = None, line_format: LineFormat = TEXT) -> None:
         self.on_entry = on_entry
+        self.on_line = on_line
+        self._entry_line, self._finding_line = line_format
+        self.wanted = on_entry is not None or on_line is not None  #: whether entries go anywhere
         self.start = 0.0  #: the first record's time (entries' ``t`` counts from it)
 
     def emit(self, speaker: Speaker | None, record: CaptureRecord, what: str, fields: JsonObject | None = None) -> None:
         """One timeline entry (`speaker` None: about the capture, not a speaker)."""
-        on_entry = self.on_entry
-        if on_entry is not None:
-            t = record.time
-            entry = {
-                "frame": record.number,
-                "time": t,
-                "t": round(t - self.start, 6),
-                "speaker": None if speaker is None else speaker.id,
-                "what": what,
-            }
-            if fields:
-                entry.update(fields)
-            on_entry(entry)
+        if self.on_line is not None:
+            who = None if speaker is None else speaker.id
+            self.on_line(self._entry_line(record.number, record.time, self.start, who, what, fields or {}))
+        elif self.on_entry is not None:
+            who = None if speaker is None else speaker.id
+            self.on_entry(entry_dict(record.number, record.time, self.start, who, what, fields or {}))
 
     def find(
         self,
@@ -88,10 +89,11 @@ class Timeline:
         previous = finding.last_time
         t = record.time
         first = finding.add(frames or (record.number,), t)
-        if self.on_entry is not None and (
-            first or kind in EVERY_OCCURRENCE or (kind == "rate_exceeded" and t - previous > 1.0)
-        ):
-            self.emit(speaker, record, "finding", {"kind": kind, "detail": detail, **extra})
+        if self.wanted and (first or kind in EVERY_OCCURRENCE or (kind == "rate_exceeded" and t - previous > 1.0)):
+            if self.on_line is not None:
+                self.on_line(self._finding_line(record.number, t, self.start, speaker.id, kind, detail, extra))
+            else:
+                self.emit(speaker, record, "finding", {"kind": kind, "detail": detail, **extra})
         return finding
 
     def event(self, speaker: Speaker, record: CaptureRecord, event: JsonObject) -> None:
