@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-import itertools
 import math
 import selectors
 import signal
@@ -66,20 +65,19 @@ class Deadlines:
     """When each port must next be looked at: a heap whose stale entries are skipped."""
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, str]] = []
-        self._pushes = itertools.count()
+        self._heap: list[tuple[float, str]] = []  #: (deadline, name): names are unique, ties need no counter
 
     def schedule(self, item: Scheduled) -> None:
         deadline = item.next_deadline()
         if deadline != item.deadline:
             item.deadline = deadline
             if deadline is not None:
-                heapq.heappush(self._heap, (deadline, next(self._pushes), item.name))
+                heapq.heappush(self._heap, (deadline, item.name))
 
     def earliest(self, items: Mapping[str, Scheduled]) -> tuple[float, Scheduled] | None:
         heap = self._heap
         while heap:
-            deadline, _, name = heap[0]
+            deadline, name = heap[0]
             item = items.get(name)
             if item is not None and item.deadline == deadline:
                 return deadline, item
@@ -91,7 +89,7 @@ class Deadlines:
         schedules at or before `now` meanwhile comes out in the same loop."""
         heap, pop = self._heap, heapq.heappop
         while heap and heap[0][0] <= now:
-            deadline, _, name = pop(heap)
+            deadline, name = pop(heap)
             item = items.get(name)
             if item is not None and item.deadline == deadline:  # else a stale entry
                 item.deadline = None

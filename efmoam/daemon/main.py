@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from efmoam.config import Config, ConfigError, PortProfile, load_config, load_default_config
-from efmoam.core import LoopbackStatus, OamPort
+from efmoam.core import LoopbackStatus, OamPort, Output
 from efmoam.core.discovery import DiscoveryState
 from efmoam.core.linkmon import LinkMonitoringSettings
 from efmoam.core.linkmon.kinds import HEALTH, MONITORS
@@ -154,11 +154,15 @@ class Daemon:
         if now >= self._next_poll:
             self._next_poll = now + self.config.daemon.counter_interval
             poll = self._poll_counters
+            rest: list[tuple[PortRuntime, list[Output]]] = []  # the frames first, then the rest
             for runtime in list(self.ports.values()):
                 try:
-                    poll(runtime, now)
+                    if poll(runtime, now):
+                        rest.append((runtime, runtime.send_first(now)))
                 except Exception as exc:
                     caught("counters", exc)
+            for runtime, outputs in rest:
+                run("counters", runtime.carry_out, outputs, now)
         ports = self.ports
         for due in self._deadlines.pop_due(ports, now):
             try:
@@ -511,8 +515,9 @@ class Daemon:
             plan = self._auto_plans[counters] = AutoSource(source.sources, counters)
         return plan
 
-    def _poll_counters(self, runtime: PortRuntime, now: float) -> None:
-        """Read the port's counters (only those its monitors need) and give them to its engine.
+    def _poll_counters(self, runtime: PortRuntime, now: float) -> bool:
+        """Read the port's counters (only those its monitors need) and give them to its
+        engine; True when the engine has outputs (`PortRuntime.send_first`).
 
         An rtnetlink source is read by ifindex: one RTM_GETSTATS dump serves the whole poll
         (`RtnetlinkSource.read_index`); the others by name.  The socket's kernel drops are
@@ -526,14 +531,14 @@ class Daemon:
             needed = runtime.counters_needed = (profile, _counters_read(profile.settings.link_monitoring))
         try:
             if isinstance(source, RtnetlinkSource):
-                sample = source.read_index(runtime.ifindex, runtime.name, needed[1])
+                sample = source.read_index(runtime.ifindex, runtime.name, needed[1], now)
             else:
                 sample = source.read(runtime.name, needed[1])
         except (CounterError, OSError) as exc:
             if str(exc) != runtime.counter_error:
                 runtime.counter_error = str(exc)
                 self.journal.log("warning", "counters not read", port=runtime.name, error=exc)
-            return
+            return False
         runtime.counter_error = None
         self.telemetry.last_samples[runtime.name] = sample  # metrics: counter availability
         # counters now read from other sources (a reload, auto finding a new one) jump between
@@ -541,8 +546,7 @@ class Daemon:
         feed = (id(source), source.generation(runtime.name))
         rebased = runtime.counter_feed is not None and feed != runtime.counter_feed
         runtime.counter_feed = feed
-        if runtime.port.on_counters(sample, now=now, rebased=rebased):  # else nothing to take
-            runtime.flush(now)
+        return runtime.port.on_counters(sample, now=now, rebased=rebased)  # (False: nothing to take)
 
     # -- control -----------------------------------------------------------------------
 

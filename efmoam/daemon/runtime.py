@@ -237,9 +237,23 @@ class PortRuntime:
 
     def flush(self, now: float) -> None:
         """Carry out what the engine produced: each kind of output has its handler."""
-        outputs = self.port.take_outputs()
+        self.carry_out(self.port.take_outputs(), now)
+
+    def send_first(self, now: float) -> list[Output]:
+        """Send the frames the engine produced now; its other outputs are returned, for
+        `carry_out` once every port's frames are out (the counter poll: a thousand ports
+        failing at once notify their peers before anything is logged or saved)."""
+        rest = []
+        for output in self.port.take_outputs():
+            if type(output) is Transmit:
+                _on_transmit(self, output, now)
+            else:
+                rest.append(output)
+        return rest
+
+    def carry_out(self, outputs: list[Output], now: float) -> None:
+        """Hand each output to its handler (in order), save the port's state if one asks, reschedule."""
         if outputs:
-            self.policer.bind(self.port.peer_mac)  # (the peer changes only with an output)
             save = False
             for output in outputs:
                 save = OUTPUT_HANDLERS[type(output)](self, output, now) or save
@@ -424,6 +438,7 @@ def _hook_done(runtime: PortRuntime, event: str, status: int | None, error: str 
 
 
 def _on_discovery(runtime: PortRuntime, output: DiscoveryChanged, now: float) -> bool:
+    runtime.policer.bind(runtime.port.peer_mac)  # (FAULT forgets the peer)
     runtime.limited(
         now, "discovery", "info", "discovery", discovery_state=output.new.value,
         oper_status=OPER_STATUS_NAMES[output.oper_status], cause=output.cause,
@@ -432,6 +447,7 @@ def _on_discovery(runtime: PortRuntime, output: DiscoveryChanged, now: float) ->
 
 
 def _on_peer(runtime: PortRuntime, output: PeerChanged, now: float) -> bool:
+    runtime.policer.bind(runtime.port.peer_mac)  # the peer changes only with this output or `_on_discovery`'s
     runtime.limited(now, "peer", "info", "peer", peer_mac=None if output.peer is None else output.peer.mac)
     if runtime.services.snmp is not None:  # dot3OamPeerTable has a row while a peer is known
         runtime.services.snmp.mib.invalidate()

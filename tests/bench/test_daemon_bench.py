@@ -255,9 +255,48 @@ class Stamps:
         return any("add table" in line for _, line in self.snapshot()[count:])
 
 
+class FileOpens:
+    """Every open of the file at `path` by anyone, stamped (inotify IN_OPEN on its
+    directory, time.time() when this thread sees the event: a few µs late, an upper
+    bound); `on_open` gives each stamp its payload."""
+
+    IN_OPEN = 0x20
+
+    def __init__(self, path: Path, on_open: Callable[[], Any] = lambda: None) -> None:
+        self.path = path
+        self.stamps = Stamps()
+        self._on_open = on_open
+        libc = ctypes.CDLL(None, use_errno=True)
+        self._fd = libc.inotify_init1(os.O_CLOEXEC | os.O_NONBLOCK)
+        if self._fd < 0 or libc.inotify_add_watch(self._fd, bytes(path.parent), self.IN_OPEN) < 0:
+            raise OSError(ctypes.get_errno(), "inotify")
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        name = self.path.name.encode()
+        while not self.stamps.stop.is_set():
+            if not select.select([self._fd], [], [], 0.1)[0]:
+                continue
+            buffer = os.read(self._fd, 65536)
+            stamp = time.time()
+            at = 0
+            while at < len(buffer):
+                _wd, mask, _cookie, length = struct.unpack_from("iIII", buffer, at)
+                event_name = buffer[at + 16 : at + 16 + length].rstrip(b"\0")
+                at += 16 + length
+                if mask & self.IN_OPEN and event_name == name:
+                    self.stamps.add(stamp, self._on_open())
+
+    def close(self) -> None:
+        self.stamps.stop.set()
+        self._thread.join(2.0)
+        os.close(self._fd)
+
+
 class WatchedCounters:
     """The counter file, written atomically, with every open of it by the daemon stamped
-    (inotify IN_OPEN on its directory; the daemon reads only regular files, so no FIFO).
+    (`FileOpens`; the daemon reads only regular files, so no FIFO).
 
     The daemon reads its counter file only when it changed (`FileSource`), so a second
     thread writes it again, unchanged, every `REWRITE_EVERY` seconds: each poll finds a
@@ -266,23 +305,21 @@ class WatchedCounters:
     from the read are lower bounds by that much.
     """
 
-    IN_OPEN = 0x20
     REWRITE_EVERY = 0.01  #: far below the counter interval (200 ms or more)
 
     def __init__(self, path: Path, ifname: str) -> None:
         self.path = path
         self.counters = {ifname: {"errored_frames": 0, "frames_received": 1000}}
-        self.served = Stamps()
         self._lock = threading.Lock()
         self._write()
-        libc = ctypes.CDLL(None, use_errno=True)
-        self._fd = libc.inotify_init1(os.O_CLOEXEC | os.O_NONBLOCK)
-        if self._fd < 0 or libc.inotify_add_watch(self._fd, bytes(path.parent), self.IN_OPEN) < 0:
-            raise OSError(ctypes.get_errno(), "inotify")
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+        self._opens = FileOpens(path, self._served_data)
+        self.served = self._opens.stamps
         self._rewriter = threading.Thread(target=self._rewrite, daemon=True)
         self._rewriter.start()
+
+    def _served_data(self) -> bytes:
+        with self._lock:
+            return self._data
 
     def _rewrite(self) -> None:
         while not self.served.stop.wait(self.REWRITE_EVERY):
@@ -295,33 +332,14 @@ class WatchedCounters:
             temporary.write_bytes(self._data)
             temporary.replace(self.path)
 
-    def _serve(self) -> None:
-        name = self.path.name.encode()
-        while not self.served.stop.is_set():
-            if not select.select([self._fd], [], [], 0.1)[0]:
-                continue
-            buffer = os.read(self._fd, 65536)
-            stamp = time.time()
-            at = 0
-            while at < len(buffer):
-                _wd, mask, _cookie, length = struct.unpack_from("iIII", buffer, at)
-                event_name = buffer[at + 16 : at + 16 + length].rstrip(b"\0")
-                at += 16 + length
-                if mask & self.IN_OPEN and event_name == name:
-                    with self._lock:
-                        data = self._data
-                    self.served.add(stamp, data)
-
     def set(self, ifname: str, **counters: int) -> None:
         with self._lock:
             self.counters[ifname].update(counters)
         self._write()
 
     def close(self) -> None:
-        self.served.stop.set()
-        self._thread.join(2.0)
+        self._opens.close()
         self._rewriter.join(2.0)
-        os.close(self._fd)
 
 
 def capture_notifications(lab: Lab) -> tuple[Stamps, Callable[[], None]]:

@@ -37,11 +37,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
+import socket
+import statistics
+import struct
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -53,7 +57,9 @@ from efmoam.config import load_config_text
 from efmoam.core import OamPort
 from efmoam.core.linkmon import CounterSample
 from tests.bench.test_core_bench import directions, exchange, settle
+from tests.bench.test_daemon_bench import ETH_P_SLOW, EVENT_NOTIFICATION, SO_TIMESTAMPNS, FileOpens, Stamps
 from tests.daemon.lab import Daemon, missing_requirements, run, wait_for
+from tests.linux.netns import in_netns
 
 pytestmark = [pytest.mark.bench, pytest.mark.root]
 
@@ -106,6 +112,8 @@ class Topology:
             }
             self.daemons.append(daemon)
         self.a, self.b = self.daemons
+        self.errored = {daemon.name: 0 for daemon in self.daemons}  #: errored_frames in each counter file
+        self.second = 0
         if source == "file":
             self._write_counters(0)
             self._writer = threading.Thread(target=self._rewrite, daemon=True)
@@ -113,17 +121,22 @@ class Topology:
 
     def _write_counters(self, second: int) -> None:
         for daemon in self.daemons:
-            counters = {"errored_frames": 0, "frames_received": 1_000 + second * FRAMES_PER_SECOND}
+            frames = 1_000 + second * FRAMES_PER_SECOND
+            counters = {"errored_frames": self.errored[daemon.name], "frames_received": frames}
             document = {f"{daemon.name}{i}": counters for i in range(self.ports)}
             temporary = daemon.counter_file.with_name(daemon.counter_file.name + ".tmp")
             temporary.write_text(json.dumps(document))
             temporary.replace(daemon.counter_file)
 
     def _rewrite(self) -> None:
-        second = 0
         while not self._stop.wait(1.0):
-            second += 1
-            self._write_counters(second)
+            self.second += 1
+            self._write_counters(self.second)
+
+    def fail_all(self, name: str, errors: int) -> None:
+        """Every port of daemon `name` gains `errors` errored frames, in the file now."""
+        self.errored[name] += errors
+        self._write_counters(self.second)
 
     def settings_text(self) -> str:
         """The YAML daemon A runs with."""
@@ -277,3 +290,101 @@ def test_daemon_cost_per_port_second(
     }
     benchmark.extra_info.update(results)
     report(capsys, f"daemon at scale: {ports} ports per daemon, {source} counters", results)
+
+
+def capture_notifications_in(netns: str) -> tuple[Stamps, Callable[[], None]]:
+    """Event Notification OAMPDUs arriving on any interface of `netns`, by source MAC, with
+    the kernel's receive timestamps (one AF_PACKET socket bound to no interface)."""
+
+    def open_socket() -> socket.socket:
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_SLOW))
+        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+        return sock
+
+    sock = in_netns(netns, open_socket)
+    stamps = Stamps()
+
+    def reader() -> None:
+        while not stamps.stop.is_set():
+            if not select.select([sock], [], [], 0.1)[0]:
+                continue
+            data, ancillary, _flags, _address = sock.recvmsg(2048, socket.CMSG_SPACE(16))
+            if not (len(data) > 17 and data[14] == 0x03 and data[17] == EVENT_NOTIFICATION):
+                continue
+            stamp = time.time()
+            for level, kind, value in ancillary:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                    seconds, nanoseconds = struct.unpack("qq", value[:16])
+                    stamp = seconds + nanoseconds / 1e9
+            stamps.add(stamp, data[6:12].hex(":"))
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+
+    def close() -> None:
+        stamps.stop.set()
+        thread.join()
+        sock.close()
+
+    return stamps, close
+
+
+@pytest.mark.parametrize("size", [256, 1024], ids=["256-ports", "1024-ports"])
+def test_signal_failure_to_event_notification_at_scale(
+    benchmark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], size: int
+) -> None:
+    """Every port of daemon A fails at once (its counter file: errored frames over the SF
+    threshold on all of them): from A's read of the file (the poll's start; inotify, an
+    upper bound: its thread competes with the capture's for the GIL, so the figures may
+    read up to a few ms low, and the first can come out below zero) to the
+    first, median and last of the N ports' first Event Notifications on B's side (kernel
+    receive timestamps).  Target: the last under 20 ms (issue 18).  Smoke run
+    without ``--benchmark-enable``: 8 ports."""
+    reason = missing_requirements()
+    if reason:
+        pytest.skip(reason)
+    if benchmark.disabled and size != 256:
+        pytest.skip("a benchmark: run with --benchmark-enable (the smallest size runs as a smoke test)")
+    ports = size if not benchmark.disabled else SMOKE_PORTS
+    timeout = 60.0 + ports * 0.1
+    with topology(tmp_path, ports, "file") as topo:
+        topo.b.start(timeout=timeout)
+        topo.a.start(timeout=timeout)
+        for daemon in topo.daemons:
+            wait_for(
+                partial(topo.all_operational, daemon), timeout, f"all {ports} ports of {daemon.name} operational",
+                interval=0.25, context=topo.logs,
+            )  # fmt: skip
+        time.sleep(2.0)
+        notifications, stop_capture = capture_notifications_in(topo.namespaces[1])
+        opens = FileOpens(topo.a.counter_file)
+        try:
+            time.sleep(1.5)  # a poll or two with nothing to report
+            before = len(opens.stamps.snapshot())
+
+            def measure() -> dict[str, float]:
+                topo.fail_all("a", 50)  # window 1 s, sf 5: every port fails at the poll that reads it
+                wait_for(lambda: len(notifications.snapshot()) >= ports, 30, "every Event Notification",
+                         context=topo.logs)  # fmt: skip
+                time.sleep(0.5)
+                first_by_port: dict[str, float] = {}
+                for stamp, mac in notifications.snapshot():
+                    first_by_port.setdefault(mac, stamp)
+                first_en = min(first_by_port.values())
+                read = opens.stamps.snapshot()[before][0]  # the poll after the write: the file's next open
+                return {
+                    "ports_notified": len(first_by_port),
+                    "first_ms": (first_en - read) * 1e3,
+                    "last_ms": (max(first_by_port.values()) - read) * 1e3,
+                    "median_ms": statistics.median(first_by_port.values()) * 1e3 - read * 1e3,
+                }
+
+            figures = benchmark.pedantic(measure, rounds=1, iterations=1, warmup_rounds=0)
+        finally:
+            opens.close()
+            stop_capture()
+        assert figures["ports_notified"] == ports
+    results = {"ports": ports, **{key: round(value, 1) for key, value in figures.items()}}
+    benchmark.extra_info.update(results)
+    report(capsys, f"signal failure to Event Notification, {ports} ports at once (file counters)", results)
