@@ -155,8 +155,13 @@ class Loop:
             with lock:
                 bulk_left = BULK_PER_WAKEUP
                 for key, _ in ready:
-                    data = key.data  # (where, job, bulk), or the job of a control connection
-                    where, job, bulk = data if type(data) is tuple else ("control", data, False)
+                    data = key.data  # (where, job), (where, job, bulk), or the job of a control connection
+                    if type(data) is not tuple:
+                        where, job, bulk = "control", data, False
+                    elif len(data) == 3:
+                        where, job, bulk = data
+                    else:
+                        (where, job), bulk = data, False
                     if bulk:
                         if not bulk_left:
                             continue  # still readable: the next wake-up, at once

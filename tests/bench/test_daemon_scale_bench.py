@@ -28,6 +28,8 @@ What is checked (behaviour): every port of both daemons stays operational throug
 measurement, and neither daemon logs a warning, an error or a traceback.
 
 Run with ``pytest tests/bench/test_daemon_scale_bench.py --benchmark-enable -s`` (root).
+With ``EFMOAM_BENCH_BASELINE=DIR`` (another tree) the cost is also measured for that tree's
+daemons on a second topology in the same window (``baseline_us_per_port_second``).
 Without ``--benchmark-enable`` only a smoke run of 8 ports per counter source runs (the
 topology, both daemons and every figure, a 2 s window); the other sizes are skipped.
 """
@@ -58,7 +60,7 @@ from efmoam.core import OamPort
 from efmoam.core.linkmon import CounterSample
 from tests.bench.test_core_bench import directions, exchange, settle
 from tests.bench.test_daemon_bench import ETH_P_SLOW, EVENT_NOTIFICATION, SO_TIMESTAMPNS, FileOpens, Stamps
-from tests.daemon.lab import Daemon, missing_requirements, run, wait_for
+from tests.daemon.lab import PYTHON, Daemon, missing_requirements, run, wait_for
 from tests.linux.netns import in_netns
 
 pytestmark = [pytest.mark.bench, pytest.mark.root]
@@ -183,6 +185,26 @@ def topology(workdir: Path, ports: int, source: str) -> Iterator[Topology]:
             built[0].close()
 
 
+def baseline_beside(
+    stack: contextlib.ExitStack, workdir: Path, ports: int, source: str, timeout: float
+) -> Topology | None:
+    """With ``EFMOAM_BENCH_BASELINE=DIR`` (another tree, e.g. ``git archive REV | tar -x -C
+    DIR``), the same topology run by that tree's daemons, operational, measured over the
+    same window as this tree's: before and after side by side in one run (this machine's
+    load moves single figures by 10 %)."""
+    tree = os.environ.get("EFMOAM_BENCH_BASELINE")
+    if not tree:
+        return None
+    (workdir / "baseline").mkdir()
+    base = stack.enter_context(topology(workdir / "baseline", ports, source))
+    for daemon in base.daemons:
+        daemon.python = ["env", f"PYTHONPATH={Path(tree).resolve()}", PYTHON, "-P"]  # -P: not this tree first
+        daemon.start(timeout=timeout)
+    for daemon in base.daemons:
+        wait_for(partial(base.all_operational, daemon), timeout, "the baseline operational", context=base.logs)
+    return base
+
+
 def memory_kb(pid: int) -> dict[str, int]:
     """VmRSS and VmHWM of a process, in kB."""
     fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
@@ -240,7 +262,9 @@ def test_daemon_cost_per_port_second(
         pytest.skip("a benchmark: run with --benchmark-enable (the smallest size runs as a smoke test)")
     ports, seconds = (size, SECONDS) if not benchmark.disabled else (SMOKE_PORTS, SMOKE_SECONDS)
     start_timeout = 60.0 + ports * 0.1
-    with topology(tmp_path, ports, source) as topo:
+    baseline: float | None = None
+    with contextlib.ExitStack() as stack:
+        topo = stack.enter_context(topology(tmp_path, ports, source))
         started_b = time.monotonic()
         topo.b.start(timeout=start_timeout)
         answer_b = time.monotonic() - started_b
@@ -257,17 +281,22 @@ def test_daemon_cost_per_port_second(
                 partial(topo.all_operational, daemon), start_timeout, f"all {ports} ports of {daemon.name} operational",
                 interval=0.25, context=topo.logs,
             )  # fmt: skip
+        base = baseline_beside(stack, tmp_path, ports, source, start_timeout)
         time.sleep(3.0)  # the discovery burst passes (and a counter file version or two)
+        measured = [*topo.daemons, *(base.daemons if base is not None else [])]
 
-        def measure() -> dict[str, float]:
-            before = [daemon.cpu_seconds() for daemon in topo.daemons]
+        def measure() -> dict[int, float]:
+            before = [daemon.cpu_seconds() for daemon in measured]
             start = time.monotonic()
             time.sleep(seconds)  # the measurement window itself
             elapsed = time.monotonic() - start
-            after = [daemon.cpu_seconds() for daemon in topo.daemons]
-            return {d.name: (a - b) / elapsed for d, a, b in zip(topo.daemons, after, before, strict=True)}
+            after = [daemon.cpu_seconds() for daemon in measured]
+            return {id(d): (a - b) / elapsed for d, a, b in zip(measured, after, before, strict=True)}
 
-        share = benchmark.pedantic(measure, rounds=1, iterations=1, warmup_rounds=0)
+        shares = benchmark.pedantic(measure, rounds=1, iterations=1, warmup_rounds=0)
+        share = {daemon.name: shares[id(daemon)] for daemon in topo.daemons}
+        if base is not None:
+            baseline = sum(shares[id(daemon)] for daemon in base.daemons) / 2 / ports * 1e6
         memory = memory_kb(topo.a.pid)
         for daemon in topo.daemons:
             assert topo.operational(daemon) == ports, f"{daemon.name} lost ports during the measurement"
@@ -281,6 +310,7 @@ def test_daemon_cost_per_port_second(
         "daemon_us_per_port_second": round(sum(per_port.values()) / len(per_port), 1),
         "daemon_us_per_port_second_by_side": {name: round(value, 1) for name, value in per_port.items()},
         "engine_us_per_port_second": round(engine, 2),
+        **({} if baseline is None else {"baseline_us_per_port_second": round(baseline, 1)}),
         "cpu_share_of_one_core": {name: f"{value * 100:.2f} %" for name, value in share.items()},
         "start_a_control_answers_s": round(answer_a, 2),
         "start_a_all_ports_sending_s": round(sending_a, 2),

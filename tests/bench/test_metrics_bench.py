@@ -68,11 +68,10 @@ def daemon() -> Iterator[FakeDaemon]:
 
 def a_second_passes(daemon: FakeDaemon) -> None:
     """What changes on every port between two scrapes of a healthy fleet."""
-    last = daemon.telemetry.last_peer_frame
-    for name, runtime in daemon.ports.items():
+    for runtime in daemon.ports.values():
         runtime.port.stats.information_tx += 1
         runtime.port.stats.information_rx += 1
-        last[name] = last.get(name, 0.0) + 1.0
+        runtime.peer_heard_at = (runtime.peer_heard_at or 0.0) + 1.0
 
 
 def series(body: bytes) -> int:

@@ -45,17 +45,22 @@ def test_the_loop_times_its_wakeups_and_runs_at_most_so_many_bulk_jobs_in_one() 
         control_r, control_w = socket.socketpair()
         control_w.send(b"x")
         loop.selector.register(control_r, 1, lambda _now: (control_r.recv(16), ran.append((wakeups[0], "control"))))
+        # registered straight with the selector as (where, job), as the SNMP agent does
+        other_r, other_w = socket.socketpair()
+        other_w.send(b"x")
+        loop.selector.register(other_r, 1, ("snmp", lambda _now: (other_r.recv(16), ran.append((wakeups[0], "snmp")))))
 
         def due(_now: float) -> None:
             wakeups[0] += 1
 
-        loop.run(due, lambda now: now + 0.5, lambda: len(ran) == len(pairs) + 1, threading.Lock())
+        loop.run(due, lambda now: now + 0.5, lambda: len(ran) == len(pairs) + 2, threading.Lock())
         first = [what for wake, what in ran if wake == 0]
-        assert len([w for w in first if w.startswith("port")]) == BULK_PER_WAKEUP and "control" in first
-        assert len(ran) == len(pairs) + 1 and wakeups[0] == 2  # the rest in the very next wake-up
+        assert len([w for w in first if w.startswith("port")]) == BULK_PER_WAKEUP
+        assert "control" in first and "snmp" in first
+        assert len(ran) == len(pairs) + 2 and wakeups[0] == 2  # the rest in the very next wake-up
         assert loop.times.count == 2 and loop.times.longest(time.monotonic()) > 0
-        control_r.close()
-        control_w.close()
+        for end in (control_r, control_w, other_r, other_w):
+            end.close()
     finally:
         for reader, writer in pairs:
             reader.close()
