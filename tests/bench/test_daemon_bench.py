@@ -342,16 +342,19 @@ class WatchedCounters:
         self._rewriter.join(2.0)
 
 
-def capture_notifications(lab: Lab) -> tuple[Stamps, Callable[[], None]]:
-    """Event Notification OAMPDUs arriving on B's end, with kernel receive timestamps."""
+def capture_notifications(netns: str, ifname: str | None = None) -> tuple[Stamps, Callable[[], None]]:
+    """Event Notification OAMPDUs arriving in `netns` on `ifname` (None: on any interface,
+    one socket bound to none), by source MAC, with the kernel's receive timestamps."""
 
     def open_socket() -> socket.socket:
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_SLOW))
-        sock.bind((lab.b.ifname, ETH_P_SLOW))
+        if ifname is not None:
+            sock.bind((ifname, ETH_P_SLOW))
         sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)  # a thousand ports' burst
         return sock
 
-    sock = in_netns(lab.b.netns, open_socket)
+    sock = in_netns(netns, open_socket)
     stamps = Stamps()
 
     def reader() -> None:
@@ -359,13 +362,14 @@ def capture_notifications(lab: Lab) -> tuple[Stamps, Callable[[], None]]:
             if not select.select([sock], [], [], 0.1)[0]:
                 continue
             data, ancillary, _flags, _address = sock.recvmsg(2048, socket.CMSG_SPACE(16))
+            if not (len(data) > 17 and data[14] == 0x03 and data[17] == EVENT_NOTIFICATION):
+                continue
             stamp = time.time()
             for level, kind, value in ancillary:
                 if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
                     seconds, nanoseconds = struct.unpack("qq", value[:16])
                     stamp = seconds + nanoseconds / 1e9
-            if len(data) > 17 and data[14] == 0x03 and data[17] == EVENT_NOTIFICATION:
-                stamps.add(stamp, data[6:12].hex(":"))
+            stamps.add(stamp, data[6:12].hex(":"))
 
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
@@ -427,7 +431,7 @@ def test_signal_failure_latency(
         counters = WatchedCounters(lab.a.counter_file, lab.a.ifname)
         try:
             lab.start()
-            notifications, close_capture = capture_notifications(lab)
+            notifications, close_capture = capture_notifications(lab.b.netns, lab.b.ifname)
             tables, close_monitor = nft_monitor(lab)
             to_wire: list[float] = []
             to_block: list[float] = []

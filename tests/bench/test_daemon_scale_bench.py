@@ -39,15 +39,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
-import socket
 import statistics
-import struct
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -59,9 +56,8 @@ from efmoam.config import load_config_text
 from efmoam.core import OamPort
 from efmoam.core.linkmon import CounterSample
 from tests.bench.test_core_bench import directions, exchange, settle
-from tests.bench.test_daemon_bench import ETH_P_SLOW, EVENT_NOTIFICATION, SO_TIMESTAMPNS, FileOpens, Stamps
+from tests.bench.test_daemon_bench import FileOpens, capture_notifications
 from tests.daemon.lab import PYTHON, Daemon, missing_requirements, run, wait_for
-from tests.linux.netns import in_netns
 
 pytestmark = [pytest.mark.bench, pytest.mark.root]
 
@@ -322,44 +318,6 @@ def test_daemon_cost_per_port_second(
     report(capsys, f"daemon at scale: {ports} ports per daemon, {source} counters", results)
 
 
-def capture_notifications_in(netns: str) -> tuple[Stamps, Callable[[], None]]:
-    """Event Notification OAMPDUs arriving on any interface of `netns`, by source MAC, with
-    the kernel's receive timestamps (one AF_PACKET socket bound to no interface)."""
-
-    def open_socket() -> socket.socket:
-        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_SLOW))
-        sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
-        return sock
-
-    sock = in_netns(netns, open_socket)
-    stamps = Stamps()
-
-    def reader() -> None:
-        while not stamps.stop.is_set():
-            if not select.select([sock], [], [], 0.1)[0]:
-                continue
-            data, ancillary, _flags, _address = sock.recvmsg(2048, socket.CMSG_SPACE(16))
-            if not (len(data) > 17 and data[14] == 0x03 and data[17] == EVENT_NOTIFICATION):
-                continue
-            stamp = time.time()
-            for level, kind, value in ancillary:
-                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
-                    seconds, nanoseconds = struct.unpack("qq", value[:16])
-                    stamp = seconds + nanoseconds / 1e9
-            stamps.add(stamp, data[6:12].hex(":"))
-
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-
-    def close() -> None:
-        stamps.stop.set()
-        thread.join()
-        sock.close()
-
-    return stamps, close
-
-
 @pytest.mark.parametrize("size", [256, 1024], ids=["256-ports", "1024-ports"])
 def test_signal_failure_to_event_notification_at_scale(
     benchmark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], size: int
@@ -387,7 +345,7 @@ def test_signal_failure_to_event_notification_at_scale(
                 interval=0.25, context=topo.logs,
             )  # fmt: skip
         time.sleep(2.0)
-        notifications, stop_capture = capture_notifications_in(topo.namespaces[1])
+        notifications, stop_capture = capture_notifications(topo.namespaces[1])
         opens = FileOpens(topo.a.counter_file)
         try:
             time.sleep(1.5)  # a poll or two with nothing to report
