@@ -152,15 +152,20 @@ class Fleet:
         return "\n".join(daemon.log()[-5000:] for daemon in self.daemons)
 
     def close(self) -> None:
-        for daemon in self.daemons:
-            with contextlib.suppress(Exception):
-                daemon.kill()
-        for ns in self.namespaces:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
-        with contextlib.suppress(OSError):
-            for path in self.sockdir.iterdir():
-                path.unlink()
-            self.sockdir.rmdir()
+        tear_down(self.daemons, self.namespaces, self.sockdir)
+
+
+def tear_down(daemons: list[Daemon], namespaces: list[str], sockdir: Path) -> None:
+    """Kill the daemons, delete the namespaces and the control sockets' directory, whatever is left."""
+    for daemon in daemons:
+        with contextlib.suppress(Exception):
+            daemon.kill()
+    for ns in namespaces:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+    with contextlib.suppress(OSError):
+        for path in sockdir.iterdir():
+            path.unlink()
+        sockdir.rmdir()
 
 
 @pytest.mark.parametrize("layout", ["two-daemons", "one-daemon"])

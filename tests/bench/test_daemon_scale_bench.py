@@ -56,7 +56,7 @@ from efmoam.config import load_config_text
 from efmoam.core import OamPort
 from efmoam.core.linkmon import CounterSample
 from tests.bench.test_core_bench import directions, exchange, settle
-from tests.bench.test_daemon_bench import FileOpens, capture_notifications
+from tests.bench.test_daemon_bench import FileOpens, capture_notifications, tear_down
 from tests.daemon.lab import PYTHON, Daemon, missing_requirements, run, wait_for
 
 pytestmark = [pytest.mark.bench, pytest.mark.root]
@@ -158,15 +158,7 @@ class Topology:
         self._stop.set()
         if self._writer is not None:
             self._writer.join(5.0)
-        for daemon in self.daemons:
-            with contextlib.suppress(Exception):
-                daemon.kill()
-        for ns in self.namespaces:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
-        with contextlib.suppress(OSError):
-            for path in self.sockdir.iterdir():
-                path.unlink()
-            self.sockdir.rmdir()
+        tear_down(self.daemons, self.namespaces, self.sockdir)
 
 
 @contextlib.contextmanager
