@@ -468,6 +468,18 @@ def encode(pdu: Oampdu, max_pdu_size: int = MAX_OAMPDU_SIZE) -> bytes:
     return finish_frame(header + body, end_marker(pdu), max_pdu_size)
 
 
+#: where the Flags field starts in a frame: after the header's fields before it
+FLAGS_AT = sum(width for name, width, _ in F.HEADER[: [f[0] for f in F.HEADER].index("flags")]) // 8
+_FLAGS = struct.Struct("!H")
+assert _HEADER.pack(_DST, bytes(6), 0, 0, 0xA55A, 0)[FLAGS_AT : FLAGS_AT + _FLAGS.size] == b"\xa5\x5a", "FLAGS_AT"
+
+
+def with_flags(frame: bytes, flags: int) -> bytes:
+    """`frame` (an encoded OAMPDU) with its Flags field set to `flags`: an OAMPDU queued
+    for the budget takes the flags current when it leaves, without encoding it again."""
+    return frame[:FLAGS_AT] + _FLAGS.pack(flags) + frame[FLAGS_AT + _FLAGS.size :]
+
+
 def finish_frame(frame: bytes, end_marker: bytes, max_pdu_size: int = MAX_OAMPDU_SIZE) -> bytes:
     """Check the size limit, add the End marker where it is due, pad to 60 octets."""
     if max_pdu_size < MIN_OAMPDU_SIZE:

@@ -12,6 +12,7 @@ MAC addresses are lower-case ``aa:bb:cc:dd:ee:ff`` strings; OUIs are 24-bit inte
 
 from __future__ import annotations
 
+import operator
 from typing import ClassVar
 
 import attrs
@@ -62,21 +63,22 @@ class InfoTlv:
 
     def same_information(self, other: InfoTlv) -> bool:
         """True if both carry the same information whatever their type (Local/Remote)."""
-        return attrs.evolve(other, type=self.type) == self
+        return _information(self) == _information(other)
 
     def same_configuration(self, other: InfoTlv) -> bool:
         """True if both advertise the same configuration: all but the revision and State field."""
-        return (
-            attrs.evolve(
-                other,
-                type=self.type,
-                revision=self.revision,
-                mux_action=self.mux_action,
-                parser_action=self.parser_action,
-                state_reserved=self.state_reserved,
-            )
-            == self
-        )
+        return _configuration(self) == _configuration(other)
+
+
+def _fields_but(cls: type, *left_out: str) -> operator.attrgetter[tuple[object, ...]]:
+    """The values of every field of `cls` but `left_out`, as a tuple."""
+    names = [field.name for field in attrs.fields(cls) if field.name not in left_out]
+    assert len(names) > 1 and len(names) + len(left_out) == len(attrs.fields(cls)), "left out: fields of cls"
+    return operator.attrgetter(*names)
+
+
+_information = _fields_but(InfoTlv, "type")
+_configuration = _fields_but(InfoTlv, "type", "revision", "mux_action", "parser_action", "state_reserved")
 
 
 @attrs.frozen(cache_hash=True)

@@ -6,8 +6,9 @@
   changes.  Only Information OAMPDUs go out outside SEND_ANY (``local_pdu`` INFO or
   LF_INFO); in LF_INFO they carry no TLVs (57.3.1.3).
 * Other OAMPDUs wait in a bounded queue (``tx_queue_limit``; a full queue loses the
-  OAMPDU, counted in dot3OamFramesLostDueToOAM).  Their Flags field is filled in when
-  they leave, so it is never stale.  A changed Information goes before them; a
+  OAMPDU, counted in dot3OamFramesLostDueToOAM).  They are encoded once, when queued
+  (a PDU too large is refused at the call); their Flags field is set when they leave,
+  so it is never stale.  A changed Information goes before them; a
   keep-alive never passes a waiting OAMPDU twice in a row, so neither starves.
 
 The Information frame is encoded once per content (`InformationContent`) and reused
@@ -27,7 +28,7 @@ from efmoam.core.outputs import DropReason, FrameDropped, Transmit
 from efmoam.core.pacing import TxBudget
 from efmoam.core.settings import PortSettings
 from efmoam.core.stats import OamStatistics
-from pdu.codec import encode
+from pdu.codec import encode, with_flags
 from pdu.enums import Code, Flag, InfoTlvType, MuxAction, ParserAction
 from pdu.errors import EncodeError
 from pdu.model import Information, InfoTlv, Oampdu, OrgSpecificTlv
@@ -93,9 +94,11 @@ class LocalInformation:
 
 @attrs.frozen
 class _Queued:
-    """An OAMPDU waiting for the budget; its flags are filled in when it is sent."""
+    """An OAMPDU waiting for the budget, encoded; its flags are filled in when it is sent."""
 
     pdu: Oampdu
+    frame: bytes  #: `pdu` encoded for `limit`
+    limit: int  #: the peer's limit it was encoded for (encoded again if that changed)
     duplicate: bool  #: an Event Notification repeating the previous one (a burst)
 
 
@@ -160,10 +163,10 @@ class Transmitter:
             self.stats.frames_lost_due_to_oam += 1
             return False
         try:
-            encode(pdu, limit)
+            frame = encode(pdu, limit)
         except EncodeError as exc:
             raise LocalProtocolError(f"cannot send {type(pdu).__name__}: {exc}") from exc
-        self._queue.append(_Queued(pdu, duplicate))
+        self._queue.append(_Queued(pdu, frame, limit, duplicate))
         return True
 
     @property
@@ -222,13 +225,17 @@ class Transmitter:
 
     def _send_queued(self, now: float) -> Transmit | FrameDropped:
         queued = self._queue.popleft()
-        assert self._content is not None
-        pdu = attrs.evolve(queued.pdu, flags=self._content.flags)
-        try:
-            frame = encode(pdu, self._content.limit)
-        except EncodeError as exc:  # the peer's limit shrank since it was queued
-            self.stats.frames_lost_due_to_oam += 1
-            return FrameDropped(DropReason.TOO_LARGE_FOR_PEER, str(exc))
+        content = self._content
+        assert content is not None
+        pdu = queued.pdu
+        if content.limit == queued.limit:  # the flags alone can differ: the same octets otherwise
+            frame = queued.frame if pdu.flags == content.flags else with_flags(queued.frame, content.flags)
+        else:
+            try:
+                frame = encode(attrs.evolve(pdu, flags=content.flags), content.limit)
+            except EncodeError as exc:  # the peer's limit shrank since it was queued
+                self.stats.frames_lost_due_to_oam += 1
+                return FrameDropped(DropReason.TOO_LARGE_FOR_PEER, str(exc))
         self._budget.spend(now, information=False)
         self.stats.sent(pdu.code, queued.duplicate)
         return Transmit(frame, pdu.code)

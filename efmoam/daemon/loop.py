@@ -8,7 +8,9 @@ had their turn; a thousand ports' frames at once (a peer's Dying Gasps) are then
 short wake-ups, not one long stall.  Every job runs under the `Guard`: an
 exception is counted by where it happened (metric ``efmoam_daemon_errors_total``),
 logged with its traceback (a burst of 5, then one a minute per where) and the loop
-carries on.  Nothing that happens after start ends the process.
+carries on.  Nothing that happens after start ends the process.  A wake-up over
+`WakeupTimes.LONG` is counted, and logged (a line a minute at most) with where its time
+went, by where (the jobs' names: ``frames``, ``counters``, ``port timers``, ``control``).
 """
 
 from __future__ import annotations
@@ -42,15 +44,20 @@ class Scheduled(Protocol):
 class Guard:
     """Runs the loop's jobs; see the module's comment."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: Journal, clock: Callable[[], float] = time.monotonic) -> None:
         self.journal = journal
+        self.clock = clock
         self.errors: dict[str, int] = {}  #: exceptions caught, by where they happened
+        #: seconds spent this wake-up, by where (`Loop.run` reports a long wake-up's)
+        self.spent: dict[str, float] = {}
 
     def run(self, where: str, job: Callable[..., object], *args: Any) -> None:
+        start = self.clock()
         try:
             job(*args)
         except Exception as exc:  # the point: nothing after start ends the daemon
             self.caught(where, exc)
+        self.spent[where] = self.spent.get(where, 0.0) + self.clock() - start
 
     def caught(self, where: str, exc: BaseException, **fields: Any) -> None:
         self.errors[where] = self.errors.get(where, 0) + 1
@@ -102,9 +109,11 @@ class WakeupTimes:
     metrics: a stall is what holds `show`, frames and SIGTERM)."""
 
     WINDOW = 60.0  #: seconds; the longest is kept for this window and the one before
+    LONG = 0.05  #: seconds: a wake-up longer than this is counted as long (`long`)
 
     def __init__(self) -> None:
         self.count = 0
+        self.long = 0  #: wake-ups that took over `LONG`
         self.busy = 0.0  #: seconds, all wake-ups together
         self._window_end = -math.inf
         self._longest = 0.0  #: in the current window
@@ -114,6 +123,8 @@ class WakeupTimes:
         took = end - start
         self.count += 1
         self.busy += took
+        if took > self.LONG:
+            self.long += 1
         if end >= self._window_end:
             self._previous = self._longest if end < self._window_end + self.WINDOW else 0.0
             self._longest, self._window_end = 0.0, end + self.WINDOW
@@ -128,7 +139,10 @@ class WakeupTimes:
         return max(self._longest, self._previous)
 
     def view(self, now: float) -> dict[str, float]:
-        return {"wakeups": self.count, "busy_seconds": round(self.busy, 6), "longest_wakeup_seconds": self.longest(now)}
+        return {
+            "wakeups": self.count, "long_wakeups": self.long, "busy_seconds": round(self.busy, 6),
+            "longest_wakeup_seconds": self.longest(now),
+        }  # fmt: skip
 
 
 class Loop:
@@ -136,7 +150,7 @@ class Loop:
 
     def __init__(self, journal: Journal, clock: Callable[[], float]) -> None:
         self.selector = selectors.DefaultSelector()
-        self.guard = Guard(journal)
+        self.guard = Guard(journal, clock)
         self.clock = clock
         self.times = WakeupTimes()
 
@@ -151,8 +165,10 @@ class Loop:
             now = clock()
             deadline = wakeup(now)
             ready = self.selector.select(None if deadline is None else max(0.0, deadline - now))
-            woke = clock()
+            woke = was = clock()
             with lock:
+                spent = guard.spent
+                spent.clear()
                 bulk_left = BULK_PER_WAKEUP
                 for key, _ in ready:
                     data = key.data  # (where, job), (where, job, bulk), or the job of a control connection
@@ -167,11 +183,26 @@ class Loop:
                             continue  # still readable: the next wake-up, at once
                         bulk_left -= 1
                     try:  # `Guard.run`, written out: once per frame
-                        job(clock())
+                        job(was)
                     except Exception as exc:
                         guard.caught(where, exc)
-                due(clock())
-                times.add(woke, clock())
+                    now = clock()
+                    spent[where] = spent.get(where, 0.0) + now - was
+                    was = now
+                due(was)
+                end = clock()
+                times.add(woke, end)
+                if end - woke > times.LONG:
+                    self._report_long(woke, end, spent)
+
+    def _report_long(self, woke: float, end: float, spent: dict[str, float]) -> None:
+        """A stall: how long, and where the time went (at most a line a minute)."""
+        most = sorted(spent.items(), key=lambda item: -item[1])[:4]
+        where = " ".join(f"{name}:{seconds * 1e3:.1f}" for name, seconds in most)
+        self.guard.journal.limited(
+            end, "daemon", "long wakeup", "long wake-up", level="info", burst=1, ms=round((end - woke) * 1e3, 1),
+            spent_ms=where,
+        )  # fmt: skip
 
 
 @contextlib.contextmanager

@@ -1,8 +1,9 @@
 """The daemon: one process, one event loop (`efmoam.daemon.loop`), every configured port.
 
 Each wake-up reads what is ready (OAMPDU sockets, link notifications, the control
-socket, signals) and runs what is due (`Daemon._due`): the counter poll, the ports'
-deadlines, the control clients, the coalesced state write.  Each port carries out what
+socket, signals) and runs what is due (`Daemon._due`): the counter poll
+(`efmoam.daemon.polling`), the ports' deadlines, the control clients, the coalesced
+state write; the poll and the timers for about `SLICE` a wake-up each.  Each port carries out what
 its engine asked for (`efmoam.daemon.runtime`); control requests are answered by
 `efmoam.daemon.operations`; the state file is `efmoam.daemon.state`.  Every job runs
 under the loop's guard: nothing that happens after start ends the process.
@@ -23,14 +24,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Hashable
-from pathlib import Path
 from typing import Any
 
 from efmoam.config import Config, ConfigError, PortProfile, load_config, load_default_config
-from efmoam.core import LoopbackStatus, OamPort, Output
+from efmoam.core import LoopbackStatus, OamPort
 from efmoam.core.discovery import DiscoveryState
-from efmoam.core.linkmon import LinkMonitoringSettings
-from efmoam.core.linkmon.kinds import HEALTH, MONITORS
 from efmoam.daemon import access, heap, operations, privileges
 from efmoam.daemon.actuator import Actuator, Job
 from efmoam.daemon.commands import Commands
@@ -40,7 +38,8 @@ from efmoam.daemon.journal import Journal
 from efmoam.daemon.loop import Deadlines, Loop, drain, signals
 from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.policing import RxPolicer
-from efmoam.daemon.runtime import KERNEL_DROPS_INTERVAL, PortRuntime, Services
+from efmoam.daemon.polling import SLICE, CounterPoll
+from efmoam.daemon.runtime import PortRuntime, Services
 from efmoam.daemon.sdnotify import StatusLine, notify
 from efmoam.daemon.snmp import SnmpAgent
 from efmoam.daemon.state import StateStore
@@ -56,7 +55,7 @@ from efmoam.linux.actions import (
     stale_block_tables,
     stale_loopback_tables,
 )
-from efmoam.linux.counters import AutoSource, BaseCounterSource, CounterError, RtnetlinkSource, open_counter_source
+from efmoam.linux.counters import CounterError
 from efmoam.linux.ethtool import EthtoolIoctl, LinkMode
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket, close_all
@@ -88,17 +87,14 @@ class Daemon:
         self.ports: dict[str, PortRuntime] = {}
         self._stop = False
         self._reload = False
-        self._next_poll = 0.0
         self._settle_heap_at: float | None = None  #: when to settle the heap (`heap`) after ports changed
         self._deadlines = Deadlines()
-        self._sources: dict[tuple[str, str | None], BaseCounterSource] = {}
-        #: the auto source's plans, one per set of counters read (`_counters_read`), over its sources
-        self._auto_plans: dict[frozenset[str], AutoSource] = {}
         self._links: LinkMonitor | None = None
         self._control: ControlServer | None = None
         #: held by the loop while it processes one wake-up; a metrics scrape reads the ports under it
         self.lock = threading.Lock()
         self.telemetry = Telemetry()
+        self.poll = CounterPoll(config.daemon.counter_interval, self.journal, self.telemetry, self.guard, clock)
         self._metrics: MetricsServer | None = None
         self.commands = Commands(self.loop)  #: child processes (tracked-condition checks, action commands)
         self.actuator = Actuator(self.loop)  #: port actions, batched, off the loop
@@ -134,7 +130,7 @@ class Daemon:
         """When the loop must wake at the latest (None: only for input)."""
         earliest = self._deadlines.earliest(self.ports)
         candidates = (
-            self._next_poll if self.ports else None, None if earliest is None else earliest[0], self._settle_heap_at,
+            self.poll.next_deadline(now, self.ports), None if earliest is None else earliest[0], self._settle_heap_at,
             self.services.state.next_deadline(), None if self._control is None else self._control.next_deadline(),
             self.commands.next_deadline(), self.tracking.next_deadline(), self.actuator.next_deadline(),
             None if self.snmp is None else self.snmp.next_deadline(), self.status.next_deadline(),
@@ -150,25 +146,18 @@ class Daemon:
         if self._settle_heap_at is not None and now >= self._settle_heap_at:
             self._settle_heap_at = None
             run("heap", self._settle_heap, now)
-        caught = self.guard.caught  # (`Guard.run` written out below: once per port and second)
-        if now >= self._next_poll:
-            self._next_poll = now + self.config.daemon.counter_interval
-            poll = self._poll_counters
-            rest: list[tuple[PortRuntime, list[Output]]] = []  # the frames first, then the rest
-            for runtime in list(self.ports.values()):
-                try:
-                    if poll(runtime, now):
-                        rest.append((runtime, runtime.send_first(now)))
-                except Exception as exc:
-                    caught("counters", exc)
-            for runtime, outputs in rest:
-                run("counters", runtime.carry_out, outputs, now)
-        ports = self.ports
+        run("counters", self.poll.service, self.ports, now)
+        ports, caught, clock = self.ports, self.guard.caught, self._clock
+        began = clock()
+        end = began + SLICE
         for due in self._deadlines.pop_due(ports, now):
-            try:
+            try:  # (`Guard.run` written out: once per port and second)
                 ports[due.name].timer(now)
             except Exception as exc:
                 caught("port timer", exc)
+            if clock() >= end:
+                break  # the rest stay due: the next wake-up, once the sockets had their turn
+        self.guard.spent["port timers"] = clock() - began
         run("commands", self.commands.service, now)
         run("tracking", self.tracking.service, now)
         if self._control is not None:
@@ -202,6 +191,8 @@ class Daemon:
         self.tracking.set_links(self._links.links.values(), now)
         for link in self._links.links.values():
             self._consider(link, now)
+        self._settle_heap_at = None  # settled now, before serving: a full collection is a stall (`heap`)
+        self._settle_heap(now)
         self._reconcile_tables()
         self._start_metrics()
         self._start_snmp()
@@ -211,6 +202,7 @@ class Daemon:
     def _shutdown(self) -> None:
         notify("STOPPING=1")
         now = began = self._clock()
+        self.poll.finish(now)  # what a counter poll kept: logged and saved
         # the Dying Gasps first: the peers act on them; stopping the metrics server alone can take its poll interval
         if self.config.daemon.dying_gasp_on_shutdown:
             # only where the port sends at all: elsewhere no Dying Gasp is sent, or logged
@@ -235,9 +227,7 @@ class Daemon:
                     _end_loopback(runtime.name)
         close_all([runtime.sock for runtime in self.ports.values()])  # together: each close waits in the kernel
         self._save_now()
-        for source in self._sources.values():
-            with contextlib.suppress(Exception):
-                source.close()
+        self.poll.close()
         if self._control is not None:
             self._control.close()
         if self._links is not None:
@@ -306,6 +296,7 @@ class Daemon:
         if self.config.daemon.control_socket_group != old.daemon.control_socket_group and self._control is not None:
             self._warn_control_group(self._control.set_group(self._control_group()))
         self.services.action_verify_interval = self.config.daemon.action_verify_interval
+        self.poll.interval = self.config.daemon.counter_interval
         for runtime in self.ports.values():
             runtime.policer.set_rates(self.config.daemon.rx_rate_limit, self.config.daemon.rx_others_rate_limit)
 
@@ -354,7 +345,7 @@ class Daemon:
     def _add_port(self, link: Link, profile: PortProfile, now: float) -> None:
         sock = OamSocket(link.name)
         try:
-            counters = self._counter_source(profile)
+            counters = self.poll.source_for(profile)
         except BaseException:
             sock.close()
             raise
@@ -490,64 +481,6 @@ class Daemon:
         runtime = self.ports.get(name)
         return runtime is not None and runtime.port.out_of_service
 
-    # -- counters ----------------------------------------------------------------------
-
-    def _counter_source(self, profile: PortProfile) -> BaseCounterSource:
-        """One source per kind (and file) for every port; rtnetlink reads share a dump per poll.
-
-        The auto source is read through a plan per set of counters its ports read
-        (`_counters_read`), all over the same sources: a port without health monitors never
-        reads a source (``ethtool -S``, FEC statistics) that only its health counters need.
-        """
-        key = (profile.counter_source.value, profile.counter_file)
-        source = self._sources.get(key)
-        if source is None:
-            source = open_counter_source(key[0], counter_file=None if key[1] is None else Path(key[1]))
-            for part in [source, *getattr(source, "sources", [])]:
-                if isinstance(part, RtnetlinkSource):
-                    part.max_age = self.config.daemon.counter_interval / 2
-            self._sources[key] = source
-        if not isinstance(source, AutoSource):
-            return source
-        counters = _counters_read(profile.settings.link_monitoring)
-        plan = self._auto_plans.get(counters)
-        if plan is None:
-            plan = self._auto_plans[counters] = AutoSource(source.sources, counters)
-        return plan
-
-    def _poll_counters(self, runtime: PortRuntime, now: float) -> bool:
-        """Read the port's counters (only those its monitors need) and give them to its
-        engine; True when the engine has outputs (`PortRuntime.send_first`).
-
-        An rtnetlink source is read by ifindex: one RTM_GETSTATS dump serves the whole poll
-        (`RtnetlinkSource.read_index`); the others by name.  The socket's kernel drops are
-        read here only every `KERNEL_DROPS_INTERVAL` (show and the metrics read them)."""
-        if now >= runtime.kernel_drops_due:
-            runtime.kernel_drops_due = now + KERNEL_DROPS_INTERVAL
-            runtime.sock.read_kernel_drops()
-        source, profile = runtime.counters, runtime.profile
-        needed = runtime.counters_needed
-        if needed is None or needed[0] is not profile:
-            needed = runtime.counters_needed = (profile, _counters_read(profile.settings.link_monitoring))
-        try:
-            if isinstance(source, RtnetlinkSource):
-                sample = source.read_index(runtime.ifindex, runtime.name, needed[1], now)
-            else:
-                sample = source.read(runtime.name, needed[1])
-        except (CounterError, OSError) as exc:
-            if str(exc) != runtime.counter_error:
-                runtime.counter_error = str(exc)
-                self.journal.log("warning", "counters not read", port=runtime.name, error=exc)
-            return False
-        runtime.counter_error = None
-        self.telemetry.last_samples[runtime.name] = sample  # metrics: counter availability
-        # counters now read from other sources (a reload, auto finding a new one) jump between
-        # two totals: that sample is a baseline, not an increase
-        feed = (id(source), source.generation(runtime.name))
-        rebased = runtime.counter_feed is not None and feed != runtime.counter_feed
-        runtime.counter_feed = feed
-        return runtime.port.on_counters(sample, now=now, rebased=rebased)  # (False: nothing to take)
-
     # -- control -----------------------------------------------------------------------
 
     def _answer(self, op: str, args: dict[str, Any], peer: Peer | None) -> Any:
@@ -626,7 +559,7 @@ class Daemon:
         self.journal.log("notice", "configuration reloaded", ports=len(self.ports))
 
     def _reprofile(self, runtime: PortRuntime, profile: PortProfile, now: float) -> None:
-        runtime.counters = self._counter_source(profile)  # the same one unless the source or the monitors changed
+        runtime.counters = self.poll.source_for(profile)  # the same one unless the source or the monitors changed
         if (profile.action_backend, profile.action_command) != (
             runtime.profile.action_backend,
             runtime.profile.action_command,
@@ -652,14 +585,6 @@ class Daemon:
             out_of_service += port.out_of_service
             events += len(port.link_monitoring.active)
         return f"{len(self.ports)} ports, {up} sessions up, {out_of_service} out of service, {events} active events"
-
-
-def _counters_read(settings: LinkMonitoringSettings) -> frozenset[str]:
-    """The counters a port reads: the four monitors' always (its aFramesReceivedOK is a
-    variable, and the metrics show which of them a port has), the NIC health monitors'
-    (measured and fatal) only while they run."""
-    health = [facts.counters for facts in HEALTH if settings.enabled and settings.health(facts.kind).enabled]
-    return frozenset(name for counters in [*(facts.counters for facts in MONITORS), *health] for name in counters)
 
 
 def _end_loopback(name: str) -> None:

@@ -142,6 +142,8 @@ class PortRuntime:
     kernel_drops_due: float = 0.0  #: when the counter poll next reads the socket's kernel drops
     #: (source, its generation for the port) of the last sample: when it changes, the next is a baseline
     counter_feed: tuple[int, int] | None = None
+    #: outputs `send_first` kept for the next `flush`, in order
+    deferred: list[Output] = attrs.field(factory=list)
 
     def settings(self) -> PortSettings:
         """The port's settings: the profile's, with the admin-state override on top."""
@@ -236,20 +238,24 @@ class PortRuntime:
     # -- outputs -----------------------------------------------------------------------
 
     def flush(self, now: float) -> None:
-        """Carry out what the engine produced: each kind of output has its handler."""
-        self.carry_out(self.port.take_outputs(), now)
+        """Carry out what the engine produced (after what `send_first` left): each kind of
+        output has its handler."""
+        outputs = self.port.take_outputs()
+        if self.deferred:
+            outputs, self.deferred = self.deferred + outputs, []
+        self.carry_out(outputs, now)
 
-    def send_first(self, now: float) -> list[Output]:
-        """Send the frames the engine produced now; its other outputs are returned, for
-        `carry_out` once every port's frames are out (the counter poll: a thousand ports
-        failing at once notify their peers before anything is logged or saved)."""
-        rest = []
+    def send_first(self, now: float) -> None:
+        """Send the frames the engine produced now and keep its other outputs for the next
+        `flush` (the counter poll: a thousand ports failing at once notify their peers
+        before anything is logged, saved or acted on).  Any input's `flush` carries them
+        out before its own, so their order holds."""
+        deferred = self.deferred
         for output in self.port.take_outputs():
             if type(output) is Transmit:
                 _on_transmit(self, output, now)
             else:
-                rest.append(output)
-        return rest
+                deferred.append(output)
 
     def carry_out(self, outputs: list[Output], now: float) -> None:
         """Hand each output to its handler (in order), save the port's state if one asks, reschedule."""

@@ -18,7 +18,7 @@ import yaml
 from efmoam.config import PortProfile
 from efmoam.config.loader import load_config_text
 from efmoam.core.linkmon import CounterSample
-from efmoam.daemon import main
+from efmoam.daemon import main, polling
 from efmoam.linux.counters import AutoSource, BaseCounterSource
 
 
@@ -53,7 +53,7 @@ def sources(monkeypatch: pytest.MonkeyPatch) -> tuple[CountingSource, CountingSo
         assert kind == "auto"
         return AutoSource([driver, netdev])
 
-    monkeypatch.setattr(main, "open_counter_source", open_counter_source)
+    monkeypatch.setattr(polling, "open_counter_source", open_counter_source)
     return driver, netdev
 
 
@@ -80,7 +80,7 @@ def test_a_port_with_standard_monitors_only_never_reads_a_health_only_source(
 ) -> None:
     driver, netdev = sources
     daemon, profile = daemon_and_profile(tmp_path, STANDARD)
-    source = daemon._counter_source(profile)
+    source = daemon.poll.source_for(profile)
     for _ in range(3):
         sample = source.read("eth0")
     assert (driver.reads, netdev.reads) == (0, 3)
@@ -100,11 +100,11 @@ def test_a_port_with_pause_storm_reads_the_driver_too(
 ) -> None:
     driver, netdev = sources
     daemon, profile = daemon_and_profile(tmp_path, {**STANDARD, "pause_storm": {"enabled": True}})
-    sample = daemon._counter_source(profile).read("eth0")
+    sample = daemon.poll.source_for(profile).read("eth0")
     assert (driver.reads, netdev.reads) == (1, 1)
     assert (sample.pause_storm_events, sample.pause_frames_received, sample.frames_received) == (4, 9, 100)
     assert sample.carrier_down_count is None  # link_flaps does not run
-    assert set(daemon._counter_source(profile).provides("eth0")) == {
+    assert set(daemon.poll.source_for(profile).provides("eth0")) == {
         "errored_frames", "frames_received", "pause_storm_events", "pause_frames_received", "carrier_down_count",
     }  # fmt: skip
     assert driver.asked[-1] >= {"pause_storm_events", "pause_frames_received", "pause_frames_sent"}
@@ -119,10 +119,10 @@ def test_one_plan_per_counter_set_over_the_same_sources(
     _, flaps = daemon_and_profile(tmp_path, {**STANDARD, "link_flaps": {"enabled": True, "window": 300}})
     _, flaps_again = daemon_and_profile(tmp_path, {"enabled": True, "link_flaps": {"enabled": True}})
     _, health_off = daemon_and_profile(tmp_path, {"enabled": False, "pause_storm": {"enabled": True}})
-    plain, with_flaps = daemon._counter_source(standard), daemon._counter_source(flaps)
+    plain, with_flaps = daemon.poll.source_for(standard), daemon.poll.source_for(flaps)
     assert with_flaps is not plain
-    assert daemon._counter_source(flaps_again) is with_flaps  # the same counters: the same plan
-    assert daemon._counter_source(health_off) is plain  # link monitoring off: no health monitor runs
+    assert daemon.poll.source_for(flaps_again) is with_flaps  # the same counters: the same plan
+    assert daemon.poll.source_for(health_off) is plain  # link monitoring off: no health monitor runs
     assert isinstance(plain, AutoSource) and isinstance(with_flaps, AutoSource)
     assert plain.sources == with_flaps.sources == [driver, netdev]
     assert with_flaps.read("eth0").carrier_down_count == 2  # the driver's count wins

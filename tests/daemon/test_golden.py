@@ -59,7 +59,7 @@ class Normaliser:
             return [self.json(v, key) for v in value]
         if key in ("time", "monotonic", "config_revision", "ifindex", "statistics_since") and value is not None:
             return f"<{key}>"
-        if key in ("dot3OamInformationTx", "dot3OamInformationRx", "accepted", "saves", "wakeups"):
+        if key in ("dot3OamInformationTx", "dot3OamInformationRx", "accepted", "saves", "wakeups", "long_wakeups"):
             return "<n>"  # keep-alives, control connections and coalesced state writes: timing
         if key in ("busy_seconds", "longest_wakeup_seconds"):
             return "<seconds>"
@@ -355,7 +355,7 @@ SUMMARY = {
             "watch_overflow": INT,
         },
         "snmp": "null",  # the lab runs without the subagent (tests/snmp check its view)
-        "loop": {"wakeups": INT, "busy_seconds": FLOAT, "longest_wakeup_seconds": FLOAT},
+        "loop": {"wakeups": INT, "long_wakeups": INT, "busy_seconds": FLOAT, "longest_wakeup_seconds": FLOAT},
     },
 }
 OPER_STATUS = {

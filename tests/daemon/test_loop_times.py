@@ -14,10 +14,12 @@ from efmoam.daemon.loop import BULK_PER_WAKEUP, Loop, WakeupTimes
 
 def test_the_longest_wakeup_is_kept_one_to_two_minutes() -> None:
     times = WakeupTimes()
-    assert times.view(0.0) == {"wakeups": 0, "busy_seconds": 0.0, "longest_wakeup_seconds": 0.0}
+    assert times.view(0.0) == {"wakeups": 0, "long_wakeups": 0, "busy_seconds": 0.0, "longest_wakeup_seconds": 0.0}
     times.add(10.0, 10.25)  # a stall of 250 ms
     times.add(11.0, 11.001)
-    assert times.longest(12.0) == 0.25 and times.count == 2 and abs(times.busy - 0.251) < 1e-9
+    times.add(11.5, 11.54)  # 40 ms: not over `LONG`
+    assert times.longest(12.0) == 0.25 and times.count == 3 and abs(times.busy - 0.291) < 1e-9
+    assert times.long == 1 and times.view(12.0)["long_wakeups"] == 1
     times.add(80.0, 80.002)  # the next window: the stall is still reported
     assert times.longest(81.0) == 0.25
     times.add(150.0, 150.001)  # a window later: forgotten
@@ -65,3 +67,33 @@ def test_the_loop_times_its_wakeups_and_runs_at_most_so_many_bulk_jobs_in_one() 
         for reader, writer in pairs:
             reader.close()
             writer.close()
+
+
+def test_a_long_wakeup_is_counted_and_logged_with_where_its_time_went() -> None:
+    log = io.StringIO()
+    loop = Loop(Journal(log, journald=False), time.monotonic)
+    reader, writer = socket.socketpair()
+    done = [0]
+    try:
+        writer.send(b"x")
+
+        def slow(_now: float) -> None:
+            reader.recv(16)
+            time.sleep(0.08)  # a stall of 80 ms
+
+        loop.watch(reader, "frames", slow, bulk=True)
+
+        def due(_now: float) -> None:
+            loop.guard.run("counters", time.sleep, 0.01)
+            done[0] += 1
+
+        loop.run(due, lambda now: now + 0.5, lambda: done[0] >= 1, threading.Lock())
+    finally:
+        reader.close()
+        writer.close()
+    assert loop.times.long == 1
+    (line,) = [line for line in log.getvalue().splitlines() if "long wake-up" in line]
+    fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+    assert float(fields["ms"]) >= 90
+    # where the time went, most first
+    assert fields["spent_ms"].startswith('"frames:') and " counters:" in line, line

@@ -19,10 +19,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from pdu import DecodeError, Information, Oampdu, PeerDecoder, decode, encode
+from pdu import DecodeError, EncodeError, Information, Oampdu, PeerDecoder, decode, encode
+from pdu.codec import with_flags
 from pdu.reference import decode_with_scapy, encode_with_scapy
 from tests.pdu.strategies import MAX_FRAME, PDU_STRATEGIES, macs, oampdus
 from tests.pdu.vectors import VECTOR_IDS, VECTORS, Vector, by_section
@@ -70,6 +72,17 @@ def test_round_trip_with_any_extra_padding(kind: str, data: st.DataObject) -> No
 def test_encode_is_deterministic_and_decode_reencodes_identically(pdu: Oampdu) -> None:
     frame = encode(pdu)
     assert encode(decode(frame)) == frame
+
+
+@PROPERTY
+@given(oampdus, st.integers(0, 0xFFFF))
+def test_setting_the_flags_of_a_frame_is_encoding_with_them(pdu: Oampdu, flags: int) -> None:
+    """`with_flags`: what a queued OAMPDU gets when it leaves (encoded once, when queued)."""
+    try:
+        frame = encode(pdu)
+    except EncodeError:
+        assume(False)
+    assert with_flags(frame, flags) == encode(attrs.evolve(pdu, flags=flags))
 
 
 # -- fast path == scapy ----------------------------------------------------------------------

@@ -502,6 +502,9 @@ CONTROL_EVENTS = Family(
     ("event",),
 )  # fmt: skip
 LOOP_WAKEUPS = Family("efmoam_daemon_loop_wakeups_total", "counter", "Times the daemon's event loop woke up")
+LOOP_LONG = Family(
+    "efmoam_daemon_loop_long_wakeups_total", "counter", "Wake-ups of the event loop that took over 50 ms (stalls)"
+)
 LOOP_BUSY = Family(
     "efmoam_daemon_loop_busy_seconds_total", "counter", "Seconds the event loop spent working (all wake-ups together)"
 )
@@ -511,7 +514,7 @@ LOOP_LONGEST = Family(
 )  # fmt: skip
 DAEMON_FAMILIES = (
     DAEMON_ERRORS, STATE_SAVES, STATE_SAVE_FAILURES, STATE_SAVED, STATE_SET_ASIDE, CONTROL_EVENTS,
-    LOOP_WAKEUPS, LOOP_BUSY, LOOP_LONGEST,
+    LOOP_WAKEUPS, LOOP_LONG, LOOP_BUSY, LOOP_LONGEST,
 )  # fmt: skip
 
 
@@ -529,5 +532,6 @@ def daemon_samples(health: Mapping[str, Any]) -> Iterator[Sample]:
     loop = health.get("loop")
     if loop is not None:
         yield LOOP_WAKEUPS, (), loop["wakeups"]
+        yield LOOP_LONG, (), loop["long_wakeups"]
         yield LOOP_BUSY, (), loop["busy_seconds"]
         yield LOOP_LONGEST, (), loop["longest_wakeup_seconds"]

@@ -1,0 +1,162 @@
+"""The counter poll: every ``counter_interval`` seconds, each port's error counters read
+and given to its engine (link monitoring, 57.2.10 / 30.3.6.1).
+
+* **Sources.**  One per kind (and file) for every port (`CounterPoll.source_for`); an
+  rtnetlink source serves the whole poll from one dump, read by ifindex.  The auto source
+  is read through a plan per set of counters its ports read (`counters_read`): a port
+  without NIC health monitors never asks a source (``ethtool -S``, FEC statistics) that
+  only health counters need.  A source that fails is logged once per error; the port
+  runs on without that sample.
+* **Slices.**  A wake-up reads ports for about `SLICE` seconds; the rest go on in the
+  next wake-up, which comes at once (`next_deadline`), after the sockets and the control
+  socket had their turn.  A thousand ports failing at once are then a series of short
+  wake-ups, not one long stall (issue 18).
+* **Frames first.**  Each port's frames leave as soon as its sample is read
+  (`PortRuntime.send_first`): a thousand ports failing at once notify their peers before
+  anything is logged, saved or acted on.  What else the samples caused is carried out
+  once every port is read, each port rescheduled then; a port's own next input carries
+  its share out first if that comes sooner, so a port's outputs keep their order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import deque
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from efmoam.config import PortProfile
+from efmoam.core.linkmon import LinkMonitoringSettings
+from efmoam.core.linkmon.kinds import HEALTH, MONITORS
+from efmoam.daemon.journal import Journal
+from efmoam.daemon.loop import Guard
+from efmoam.daemon.metrics import Telemetry
+from efmoam.daemon.runtime import KERNEL_DROPS_INTERVAL, PortRuntime
+from efmoam.linux.counters import AutoSource, BaseCounterSource, CounterError, RtnetlinkSource, open_counter_source
+
+#: seconds of the counter poll (and of the ports' timers, `Daemon._due`) in one wake-up at
+#: most: what is left goes on in the next wake-up (the loop is never held for long)
+SLICE = 0.015
+
+
+def counters_read(settings: LinkMonitoringSettings) -> frozenset[str]:
+    """The counters a port reads: the four monitors' always (its aFramesReceivedOK is a
+    variable, and the metrics show which of them a port has), the NIC health monitors'
+    (measured and fatal) only while they run."""
+    health = [facts.counters for facts in HEALTH if settings.enabled and settings.health(facts.kind).enabled]
+    return frozenset(name for counters in [*(facts.counters for facts in MONITORS), *health] for name in counters)
+
+
+class CounterPoll:
+    """The poll of every port's counters; see the module's comment."""
+
+    def __init__(
+        self, interval: float, journal: Journal, telemetry: Telemetry, guard: Guard, clock: Callable[[], float]
+    ) -> None:
+        self.interval = interval  #: seconds between two polls (``daemon.counter_interval``)
+        self.journal = journal
+        self.telemetry = telemetry
+        self.guard = guard
+        self.clock = clock
+        self.next_at = 0.0  #: when the next poll begins
+        self.pending: deque[PortRuntime] = deque()  #: the ports this poll has still to read
+        self.carrying: deque[PortRuntime] = deque()  #: ports whose samples caused more than frames
+        self._sources: dict[tuple[str, str | None], BaseCounterSource] = {}
+        #: the auto source's plans, one per set of counters read (`counters_read`), over its sources
+        self._auto_plans: dict[frozenset[str], AutoSource] = {}
+
+    def source_for(self, profile: PortProfile) -> BaseCounterSource:
+        """The source a port of `profile` reads (made on first use, then shared)."""
+        key = (profile.counter_source.value, profile.counter_file)
+        source = self._sources.get(key)
+        if source is None:
+            source = open_counter_source(key[0], counter_file=None if key[1] is None else Path(key[1]))
+            for part in [source, *getattr(source, "sources", [])]:
+                if isinstance(part, RtnetlinkSource):
+                    part.max_age = self.interval / 2  # one dump for the whole poll
+            self._sources[key] = source
+        if not isinstance(source, AutoSource):
+            return source
+        counters = counters_read(profile.settings.link_monitoring)
+        plan = self._auto_plans.get(counters)
+        if plan is None:
+            plan = self._auto_plans[counters] = AutoSource(source.sources, counters)
+        return plan
+
+    def next_deadline(self, now: float, ports: Mapping[str, PortRuntime]) -> float | None:
+        """Now while a poll is under way, else when the next begins (None: no port)."""
+        if self.pending or self.carrying:
+            return now
+        return self.next_at if ports else None
+
+    def service(self, ports: Mapping[str, PortRuntime], now: float) -> None:
+        """Begin a poll when one is due, and go on with the one under way for about `SLICE`."""
+        if now >= self.next_at and not self.pending:
+            self.next_at = now + self.interval
+            self.pending.extend(ports.values())
+        if not (self.pending or self.carrying):
+            return
+        pending, carrying, clock, read, caught = self.pending, self.carrying, self.clock, self.read, self.guard.caught
+        end = now + SLICE
+        while pending:
+            runtime = pending.popleft()
+            if ports.get(runtime.name) is not runtime:
+                continue  # removed (or replaced) since the poll began
+            try:  # (`Guard.run` written out: once per port and poll)
+                if read(runtime, now):
+                    runtime.send_first(now)
+                    carrying.append(runtime)
+            except Exception as exc:
+                caught("counters", exc)
+            if clock() >= end:
+                return
+        while carrying:
+            runtime = carrying.popleft()
+            if ports.get(runtime.name) is runtime:
+                self.guard.run("counters", runtime.flush, now)
+            if clock() >= end:
+                return
+
+    def finish(self, now: float) -> None:
+        """Carry out what the poll under way kept (the daemon stops)."""
+        while self.carrying:
+            self.guard.run("counters", self.carrying.popleft().flush, now)
+
+    def read(self, runtime: PortRuntime, now: float) -> bool:
+        """Read the port's counters (only those its monitors need) and give them to its
+        engine; True when the engine has outputs.
+
+        An rtnetlink source is read by ifindex (`RtnetlinkSource.read_index`), the others
+        by name.  The socket's kernel drops are read here only every
+        `KERNEL_DROPS_INTERVAL` (show and the metrics read them)."""
+        if now >= runtime.kernel_drops_due:
+            runtime.kernel_drops_due = now + KERNEL_DROPS_INTERVAL
+            runtime.sock.read_kernel_drops()
+        source, profile = runtime.counters, runtime.profile
+        needed = runtime.counters_needed
+        if needed is None or needed[0] is not profile:
+            needed = runtime.counters_needed = (profile, counters_read(profile.settings.link_monitoring))
+        try:
+            if isinstance(source, RtnetlinkSource):
+                sample = source.read_index(runtime.ifindex, runtime.name, needed[1], now)
+            else:
+                sample = source.read(runtime.name, needed[1])
+        except (CounterError, OSError) as exc:
+            if str(exc) != runtime.counter_error:
+                runtime.counter_error = str(exc)
+                self.journal.log("warning", "counters not read", port=runtime.name, error=exc)
+            return False
+        runtime.counter_error = None
+        self.telemetry.last_samples[runtime.name] = sample  # metrics: counter availability
+        # counters now read from other sources (a reload, auto finding a new one) jump between
+        # two totals: that sample is a baseline, not an increase
+        feed = (id(source), source.generation(runtime.name))
+        rebased = runtime.counter_feed is not None and feed != runtime.counter_feed
+        runtime.counter_feed = feed
+        return runtime.port.on_counters(sample, now=now, rebased=rebased)  # (False: nothing to take)
+
+    def close(self) -> None:
+        """Close every source."""
+        for source in self._sources.values():
+            with contextlib.suppress(Exception):
+                source.close()

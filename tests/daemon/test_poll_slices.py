@@ -1,0 +1,240 @@
+"""The counter poll in slices (issue 18, `efmoam.daemon.polling`): a wake-up reads ports for about `SLICE`, the
+rest go on in the next one (which comes at once); every port's frames leave as soon as
+its sample is read, and what else the samples caused is carried out once every port is
+read, or earlier, before the port's own next input, so a port's outputs keep their order.
+
+The daemon is real (not started: its loop's jobs are called as a wake-up calls them) and
+runs on a clock these tests move; the ports are real engines in real `PortRuntime`s, whose
+socket records what it is given."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from efmoam.config.loader import load_config_text
+from efmoam.core import OamPort
+from efmoam.core.linkmon import CounterSample
+from efmoam.daemon import main, polling
+from efmoam.daemon.journal import Journal
+from efmoam.daemon.policing import RxPolicer
+from efmoam.daemon.runtime import PortRuntime
+from efmoam.linux.actions import make_backend
+from efmoam.linux.counters import FileSource
+from pdu import Code
+
+
+class Clock:
+    """Monotonic seconds that move only when told (`step` per reading, to cost time)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.step = 0.0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+class Wire:
+    """The port's socket: what was sent, in order."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def send(self, frame: bytes) -> bool:
+        self.sent.append(frame)
+        return True
+
+    def read_kernel_drops(self) -> int:
+        return 0
+
+
+SETTINGS = {
+    "daemon": {"counter_interval": 1.0},
+    "defaults": {
+        "counter_source": "file",
+        "link_monitoring": {
+            "enabled": True,
+            "errored_frame": {"enabled": True, "window": 1, "sf_threshold": 5},
+            "errored_frame_period": {"enabled": False},
+            "errored_frame_seconds": {"enabled": False},
+        },
+    },
+    "ports": [{"match": "p*"}],
+}
+
+
+def daemon_with_ports(tmp_path: Path, count: int) -> tuple[main.Daemon, Clock, io.StringIO]:
+    clock, log = Clock(), io.StringIO()
+    settings = {
+        **SETTINGS, "daemon": {**SETTINGS["daemon"], "state_dir": str(tmp_path)},
+        "defaults": {**SETTINGS["defaults"], "counter_file": str(tmp_path / "counters.json")},
+    }  # fmt: skip
+    config = load_config_text(yaml.safe_dump(settings))
+    daemon = main.Daemon(config, None, Journal(log, journald=False), clock=clock)
+    source = FileSource(tmp_path / "counters.json")
+    now = clock()
+    for index in range(count):
+        name = f"p{index}"
+        profile = config.profile_for(name, physical=False)
+        assert profile is not None
+        port = OamPort(profile.settings, f"02:00:00:00:{index >> 8:02x}:{index & 0xFF:02x}", now=now)
+        port.set_link(True, now=now, speed_mbps=10_000)
+        port.take_outputs()
+        daemon.ports[name] = PortRuntime(
+            name=name, ifindex=index + 1, port=port, sock=Wire(), profile=profile, counters=source,  # type: ignore[arg-type]
+            actions=make_backend("log-only"), policer=RxPolicer(100.0, 100.0, now), services=daemon.services,
+        )  # fmt: skip
+    return daemon, clock, log
+
+
+def write_counters(tmp_path: Path, count: int, errored: int, frames: int) -> None:
+    document = {f"p{i}": {"errored_frames": errored, "frames_received": frames} for i in range(count)}
+    (tmp_path / "counters.json").write_text(json.dumps(document))
+
+
+def sent_codes(daemon: main.Daemon) -> dict[str, list[int]]:
+    return {name: [frame[17] for frame in runtime.sock.sent] for name, runtime in daemon.ports.items()}  # type: ignore[attr-defined]
+
+
+def test_a_long_poll_is_read_in_slices_and_the_wakeup_after_one_comes_at_once(tmp_path: Path) -> None:
+    daemon, clock, _ = daemon_with_ports(tmp_path, 40)
+    write_counters(tmp_path, 40, 0, 1000)
+    polled: list[str] = []
+    real_read = daemon.poll.read
+
+    def poll(runtime: PortRuntime, now: float) -> bool:
+        polled.append(runtime.name)
+        clock.now += 0.001  # each port's sample costs a millisecond
+        return real_read(runtime, now)
+
+    daemon.poll.read = poll  # type: ignore[method-assign]
+    wakeups = 0
+    while True:
+        now = clock()
+        daemon.poll.service(daemon.ports, now) if wakeups else daemon._due(now)
+        wakeups += 1
+        if not daemon.poll.pending and not daemon.poll.carrying:
+            break
+        assert daemon._wakeup(clock()) == clock.now, "a poll left over: the loop wakes at once"
+        assert wakeups < 10
+    per_slice = round(polling.SLICE / 0.001)
+    assert wakeups == -(-40 // per_slice), "about SLICE of the poll per wake-up"
+    assert polled == [f"p{i}" for i in range(40)], "each port once, in order"
+    assert daemon._wakeup(clock()) > clock.now  # then nothing until the next poll or deadline
+    assert not daemon.guard.errors
+
+
+def test_every_port_s_event_notification_leaves_before_anything_is_logged(tmp_path: Path) -> None:
+    """Ports failing at once: each one's Event Notification is on its socket when its sample
+    is read; the event lines come after the last port's frame, still in the same poll."""
+    ports = 30
+    daemon, clock, log = daemon_with_ports(tmp_path, ports)
+    # operational: each port and a peer engine exchange Information OAMPDUs
+    peers = {name: OamPort(runtime.port.settings, "02:00:00:ff:00:" + f"{i:02x}", now=clock.now)
+             for i, (name, runtime) in enumerate(daemon.ports.items())}  # fmt: skip
+    for name, peer in peers.items():
+        port = daemon.ports[name].port
+        peer.set_link(True, now=clock.now, speed_mbps=10_000)
+        for step in range(4):  # the Information exchange: Discovery to SEND_ANY both ways
+            now = clock.now + step
+            for frame in [o.frame for o in port.take_outputs() if hasattr(o, "frame")]:
+                peer.receive(frame, now=now)
+            for frame in [o.frame for o in peer.take_outputs() if hasattr(o, "frame")]:
+                port.receive(frame, now=now)
+            port.handle_timer(now=now)
+            peer.handle_timer(now=now)
+        assert port.oper_status.name == "OPERATIONAL", port.oper_status
+        port.take_outputs()
+    clock.now += 4.0
+    write_counters(tmp_path, ports, 0, 1000)
+    daemon._due(clock())  # the baseline sample
+    while daemon.poll.pending or daemon.poll.carrying:
+        daemon.poll.service(daemon.ports, clock())
+    for runtime in daemon.ports.values():
+        runtime.sock.sent.clear()  # type: ignore[attr-defined]
+    log.truncate(0)
+
+    write_counters(tmp_path, ports, 50, 2000)  # every port over its SF threshold
+    clock.now = daemon.poll.next_at
+    order: list[str] = []
+    real_send_first, real_flush = PortRuntime.send_first, PortRuntime.flush
+
+    def send_first(runtime: PortRuntime, now: float) -> None:
+        real_send_first(runtime, now)
+        order.append(f"frames {runtime.name}")
+
+    def flush(runtime: PortRuntime, now: float) -> None:
+        if runtime.deferred:
+            order.append(f"rest {runtime.name}")
+        real_flush(runtime, now)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PortRuntime, "send_first", send_first)
+        patch.setattr(PortRuntime, "flush", flush)
+        daemon._due(clock())
+        while daemon.poll.pending or daemon.poll.carrying:
+            daemon.poll.service(daemon.ports, clock())
+    assert not [r.counter_error for r in daemon.ports.values() if r.counter_error], "read"
+    assert order == [f"frames p{i}" for i in range(ports)] + [f"rest p{i}" for i in range(ports)]
+    for name, codes in sent_codes(daemon).items():
+        assert Code.EVENT_NOTIFICATION in codes, name
+    raised = [line for line in log.getvalue().splitlines() if "link event" in line]
+    assert len(raised) == ports, log.getvalue()
+    assert all(not runtime.deferred for runtime in daemon.ports.values())
+    assert not daemon.guard.errors
+
+
+def test_a_port_s_next_input_carries_out_what_the_poll_kept_first(tmp_path: Path) -> None:
+    """The kept outputs of a sample go before those of the port's next input (here the
+    clear command, which ends the event the sample raised): the log says raised, then
+    cleared, as it happened."""
+    daemon, clock, log = daemon_with_ports(tmp_path, 1)
+    runtime = daemon.ports["p0"]
+    now = clock()
+    runtime.port.on_counters(CounterSample(errored_frames=0, frames_received=10), now=now)
+    runtime.flush(now)
+    runtime.port.on_counters(CounterSample(errored_frames=50, frames_received=20), now=now + 1)
+    runtime.send_first(now + 1)
+    kept: list[Any] = list(runtime.deferred)
+    assert kept and not any(type(output).__name__ == "Transmit" for output in kept)
+    log.truncate(0)
+    runtime.port.clear_events(now=now + 2)
+    runtime.flush(now + 2)
+    assert not runtime.deferred
+    lines = [line for line in log.getvalue().splitlines() if "link event" in line]
+    assert [("cause=raised" in line, "cause=clear" in line or "cleared" in line) for line in lines][:1] == [
+        (True, False)
+    ], lines
+    assert len(lines) >= 2 and "cause=raised" not in lines[-1], lines
+
+
+def test_ports_coming_due_together_are_served_in_slices_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thousand keep-alives due at once (ports started together): about `SLICE` of them
+    a wake-up, the others still due, so the next wake-up comes at once."""
+    daemon, clock, _ = daemon_with_ports(tmp_path, 40)
+    daemon.poll.next_at = clock.now + 100.0  # no counter poll meanwhile
+    served: list[str] = []
+    for runtime in daemon.ports.values():
+        daemon._deadlines.schedule(runtime)  # every port: a keep-alive due now (just made)
+
+    def timer(runtime: PortRuntime, now: float) -> None:
+        served.append(runtime.name)
+        clock.now += 0.001  # each costs a millisecond
+
+    monkeypatch.setattr(PortRuntime, "timer", timer)
+    clock.now += 1.0
+    per_slice = round(polling.SLICE / 0.001)
+    daemon._due(clock())
+    assert len(served) == per_slice
+    assert daemon._wakeup(clock()) <= clock.now, "the others are still due"
+    for _ in range(5):
+        daemon._due(clock())
+    assert sorted(served) == sorted(daemon.ports), "each port once"
+    assert not daemon.guard.errors
