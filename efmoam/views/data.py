@@ -60,8 +60,13 @@ FUNCTION_NAMES = {
 }
 
 
+#: each Flags bit (an int: enum arithmetic per bit cost most of ``show ports``) and its name
+_FLAG_BITS = tuple((int(flag), str(flag.name).lower()) for flag in Flag)
+
+
 def flag_names(flags: int) -> list[str]:
-    return [str(flag.name).lower() for flag in Flag if flags & flag]
+    flags = int(flags)
+    return [name for bit, name in _FLAG_BITS if flags & bit]
 
 
 def function_names(config: int) -> list[str]:
