@@ -150,8 +150,7 @@ class Actuator:
         if self._thread is not None:
             self._inbox.put(None)
             self._thread.join(CLOSE_WAIT)
-        with contextlib.suppress(KeyError, ValueError):
-            self._loop.selector.unregister(self._wake_r)
+        self._loop.forget(self._wake_r)
         self._wake_r.close()
         self._wake_w.close()
 

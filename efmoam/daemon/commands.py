@@ -146,8 +146,7 @@ class Commands:
         if self._children.get(child.pidfd) is not child:
             return
         del self._children[child.pidfd]
-        with contextlib.suppress(KeyError, ValueError):
-            self._loop.selector.unregister(child.pidfd)
+        self._loop.forget(child.pidfd)
         os.close(child.pidfd)
 
 

@@ -154,8 +154,22 @@ class Loop:
         self.clock = clock
         self.times = WakeupTimes()
 
-    def watch(self, fileobj: Any, where: str, job: Job, *, bulk: bool = False) -> None:
-        self.selector.register(fileobj, selectors.EVENT_READ, (where, job, bulk))
+    def watch(self, fileobj: Any, where: str, job: Job, *, bulk: bool = False, write: bool = False) -> None:
+        """Run `job` when `fileobj` is readable (and, with `write`, writable too)."""
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if write else 0)
+        self.selector.register(fileobj, events, (where, job, bulk))
+
+    def want_write(self, fileobj: Any, write: bool) -> None:
+        """Whether a watched `fileobj`'s job also runs when it is writable (output waits)."""
+        key = self.selector.get_key(fileobj)
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if write else 0)
+        if key.events != events:
+            self.selector.modify(fileobj, events, key.data)
+
+    def forget(self, fileobj: Any) -> None:
+        """Stop watching `fileobj` (nothing if it was not watched)."""
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(fileobj)
 
     def run(
         self, due: Job, wakeup: Callable[[float], float | None], stopped: Callable[[], bool], lock: threading.Lock
@@ -171,13 +185,11 @@ class Loop:
                 spent.clear()
                 bulk_left = BULK_PER_WAKEUP
                 for key, _ in ready:
-                    data = key.data  # (where, job), (where, job, bulk), or the job of a control connection
-                    if type(data) is not tuple:
-                        where, job, bulk = "control", data, False
-                    elif len(data) == 3:
+                    data = key.data  # (where, job, bulk) of `watch`, or the job of the control server's sockets
+                    if type(data) is tuple:
                         where, job, bulk = data
                     else:
-                        (where, job), bulk = data, False
+                        where, job, bulk = "control", data, False
                     if bulk:
                         if not bulk_left:
                             continue  # still readable: the next wake-up, at once

@@ -395,7 +395,7 @@ class Daemon:
             return
         self.tracking.forget(name)
         self._rows_changed()
-        self.loop.selector.unregister(runtime.sock)
+        self.loop.forget(runtime.sock)
         runtime.sock.close()
         now = self._clock()
         state = self.services.state

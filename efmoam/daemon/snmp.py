@@ -25,7 +25,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import errno
-import selectors
 import socket
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -81,14 +80,13 @@ class SnmpAgent:
     ) -> None:  # fmt: skip
         self.settings = settings
         self.clock = loop.clock
-        self._selector = loop.selector
+        self._loop = loop
         self._journal = journal
         self.mib = Mib(ports, _Writes(self, operate), loop.clock)
         self.mib.writes = settings.writes
         self.peer: Peer | None = None  #: the master's process, for the audit of its writes
         self._sock: socket.socket | None = None
         self._connecting = False
-        self._events = 0  #: what the selector waits for on the socket
         self._announced = False  #: this session's registration is logged
         self._session: Session | None = None
         self._output = bytearray()
@@ -170,8 +168,7 @@ class SnmpAgent:
             return
         self._sock = sock
         self._connecting = code == errno.EINPROGRESS
-        self._events = selectors.EVENT_READ | selectors.EVENT_WRITE  # writable: connected
-        self._selector.register(sock, self._events, ("snmp", self._on_ready))
+        self._loop.watch(sock, "snmp", self._on_ready, write=True)  # writable: connected
         self._session = Session(self.mib, DESCRIPTION, now)
         self._announced = False
         self.stats["sessions"] += 1
@@ -252,10 +249,7 @@ class SnmpAgent:
             except (BlockingIOError, InterruptedError):
                 break
             del self._output[:sent]
-        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if self._output else 0)
-        if events != self._events:
-            self._events = events
-            self._selector.modify(sock, events, ("snmp", self._on_ready))
+        self._loop.want_write(sock, bool(self._output))
 
     def _failed(self, why: str, now: float) -> None:
         """The session is over: drop it, log why (once per reason) and retry later."""
@@ -275,6 +269,5 @@ class SnmpAgent:
         self._output.clear()
         self.peer = None
         if sock is not None:
-            with contextlib.suppress(KeyError, ValueError):
-                self._selector.unregister(sock)
+            self._loop.forget(sock)
             sock.close()

@@ -4,6 +4,7 @@ longest kept for one to two minutes, then forgotten."""
 from __future__ import annotations
 
 import io
+import selectors
 import socket
 import threading
 import time
@@ -47,10 +48,9 @@ def test_the_loop_times_its_wakeups_and_runs_at_most_so_many_bulk_jobs_in_one() 
         control_r, control_w = socket.socketpair()
         control_w.send(b"x")
         loop.selector.register(control_r, 1, lambda _now: (control_r.recv(16), ran.append((wakeups[0], "control"))))
-        # registered straight with the selector as (where, job), as the SNMP agent does
-        other_r, other_w = socket.socketpair()
+        other_r, other_w = socket.socketpair()  # watched by name, not bulk (the SNMP agent's socket)
         other_w.send(b"x")
-        loop.selector.register(other_r, 1, ("snmp", lambda _now: (other_r.recv(16), ran.append((wakeups[0], "snmp")))))
+        loop.watch(other_r, "snmp", lambda _now: (other_r.recv(16), ran.append((wakeups[0], "snmp"))))
 
         def due(_now: float) -> None:
             wakeups[0] += 1
@@ -97,3 +97,22 @@ def test_a_long_wakeup_is_counted_and_logged_with_where_its_time_went() -> None:
     assert float(fields["ms"]) >= 90
     # where the time went, most first
     assert fields["spent_ms"].startswith('"frames:') and " counters:" in line, line
+
+
+def test_write_interest_is_switched_on_and_off_and_a_forgotten_socket_is_not_watched() -> None:
+    loop = Loop(Journal(io.StringIO()), time.monotonic)
+    reader, writer = socket.socketpair()
+    try:
+        loop.watch(reader, "snmp", lambda _now: None)
+        assert loop.selector.get_key(reader).events == selectors.EVENT_READ
+        loop.want_write(reader, True)
+        assert loop.selector.get_key(reader).events == selectors.EVENT_READ | selectors.EVENT_WRITE
+        assert loop.selector.get_key(reader).data[:2] == ("snmp", loop.selector.get_key(reader).data[1])
+        loop.want_write(reader, False)
+        assert loop.selector.get_key(reader).events == selectors.EVENT_READ
+        loop.forget(reader)
+        loop.forget(reader)  # twice: nothing
+        assert reader not in loop.selector.get_map()
+    finally:
+        reader.close()
+        writer.close()
