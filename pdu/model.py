@@ -13,7 +13,8 @@ MAC addresses are lower-case ``aa:bb:cc:dd:ee:ff`` strings; OUIs are 24-bit inte
 from __future__ import annotations
 
 import operator
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import attrs
 
@@ -63,22 +64,27 @@ class InfoTlv:
 
     def same_information(self, other: InfoTlv) -> bool:
         """True if both carry the same information whatever their type (Local/Remote)."""
-        return _information(self) == _information(other)
+        return information(self) == information(other)
 
     def same_configuration(self, other: InfoTlv) -> bool:
         """True if both advertise the same configuration: all but the revision and State field."""
         return _configuration(self) == _configuration(other)
 
 
-def _fields_but(cls: type, *left_out: str) -> operator.attrgetter[tuple[object, ...]]:
-    """The values of every field of `cls` but `left_out`, as a tuple."""
-    names = [field.name for field in attrs.fields(cls) if field.name not in left_out]
+def _fields_but(cls: type, *left_out: str) -> tuple[str, ...]:
+    """The names of every field of `cls` but `left_out`, in field order."""
+    names = tuple(field.name for field in attrs.fields(cls) if field.name not in left_out)
     assert len(names) > 1 and len(names) + len(left_out) == len(attrs.fields(cls)), "left out: fields of cls"
-    return operator.attrgetter(*names)
+    return names
 
 
-_information = _fields_but(InfoTlv, "type")
-_configuration = _fields_but(InfoTlv, "type", "revision", "mux_action", "parser_action", "state_reserved")
+#: what an Information TLV says, field by field: all but its type (a Remote TLV repeats the
+#: peer's Local one when they say the same, 57.4.3.1)
+INFORMATION_FIELDS = _fields_but(InfoTlv, "type")
+information: Callable[[InfoTlv], tuple[Any, ...]] = operator.attrgetter(*INFORMATION_FIELDS)
+_configuration = operator.attrgetter(
+    *_fields_but(InfoTlv, "type", "revision", "mux_action", "parser_action", "state_reserved")
+)
 
 
 @attrs.frozen(cache_hash=True)

@@ -50,14 +50,20 @@ class Guard:
         self.errors: dict[str, int] = {}  #: exceptions caught, by where they happened
         #: seconds spent this wake-up, by where (`Loop.run` reports a long wake-up's)
         self.spent: dict[str, float] = {}
+        self._running = 0  #: jobs under way (nested)
 
     def run(self, where: str, job: Callable[..., object], *args: Any) -> None:
+        outermost = not self._running  # a job run inside another's: its time is already counted
+        self._running += 1
         start = self.clock()
         try:
             job(*args)
         except Exception as exc:  # the point: nothing after start ends the daemon
             self.caught(where, exc)
-        self.spent[where] = self.spent.get(where, 0.0) + self.clock() - start
+        finally:
+            self._running -= 1
+        if outermost:
+            self.spent[where] = self.spent.get(where, 0.0) + self.clock() - start
 
     def caught(self, where: str, exc: BaseException, **fields: Any) -> None:
         self.errors[where] = self.errors.get(where, 0) + 1

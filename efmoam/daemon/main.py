@@ -192,7 +192,7 @@ class Daemon:
         for link in self._links.links.values():
             self._consider(link, now)
         self._settle_heap_at = None  # settled now, before serving: a full collection is a stall (`heap`)
-        self._settle_heap(now)
+        self._settle_heap(self._clock())
         self._reconcile_tables()
         self._start_metrics()
         self._start_snmp()
@@ -202,7 +202,7 @@ class Daemon:
     def _shutdown(self) -> None:
         notify("STOPPING=1")
         now = began = self._clock()
-        self.poll.finish(now)  # what a counter poll kept: logged and saved
+        self.poll.finish(self.ports, now)  # what a counter poll kept: logged and saved
         # the Dying Gasps first: the peers act on them; stopping the metrics server alone can take its poll interval
         if self.config.daemon.dying_gasp_on_shutdown:
             # only where the port sends at all: elsewhere no Dying Gasp is sent, or logged
@@ -296,7 +296,7 @@ class Daemon:
         if self.config.daemon.control_socket_group != old.daemon.control_socket_group and self._control is not None:
             self._warn_control_group(self._control.set_group(self._control_group()))
         self.services.action_verify_interval = self.config.daemon.action_verify_interval
-        self.poll.interval = self.config.daemon.counter_interval
+        self.poll.set_interval(self.config.daemon.counter_interval, self._clock())
         for runtime in self.ports.values():
             runtime.policer.set_rates(self.config.daemon.rx_rate_limit, self.config.daemon.rx_others_rate_limit)
 
@@ -390,9 +390,12 @@ class Daemon:
     def _remove_port(self, name: str, why: str, release: bool = False) -> None:
         """Stop managing a port; `release` also undoes its actions and forgets its state
         (the configuration no longer names it), otherwise its state is kept for its return."""
-        runtime = self.ports.pop(name, None)
+        runtime = self.ports.get(name)
         if runtime is None:
             return
+        if runtime.deferred:  # what its last counter sample caused: logged and acted on before it goes
+            self.guard.run("counters", runtime.flush, self._clock())
+        del self.ports[name]
         self.tracking.forget(name)
         self._rows_changed()
         self.loop.forget(runtime.sock)

@@ -2,7 +2,8 @@
 and given to its engine (link monitoring, 57.2.10 / 30.3.6.1).
 
 * **Sources.**  One per kind (and file) for every port (`CounterPoll.source_for`); an
-  rtnetlink source serves the whole poll from one dump, read by ifindex.  The auto source
+  rtnetlink source serves the whole poll from one dump, read by ifindex (the poll's
+  start is the reads' time, so its slices share the dump).  The auto source
   is read through a plan per set of counters its ports read (`counters_read`): a port
   without NIC health monitors never asks a source (``ethtool -S``, FEC statistics) that
   only health counters need.  A source that fails is logged once per error; the port
@@ -14,13 +15,15 @@ and given to its engine (link monitoring, 57.2.10 / 30.3.6.1).
 * **Frames first.**  Each port's frames leave as soon as its sample is read
   (`PortRuntime.send_first`): a thousand ports failing at once notify their peers before
   anything is logged, saved or acted on.  What else the samples caused is carried out
-  once every port is read, each port rescheduled then; a port's own next input carries
-  its share out first if that comes sooner, so a port's outputs keep their order.
+  once every port is read (a poll longer than the interval delays the next one); a
+  port's own next input carries its share out first if that comes sooner, so a port's
+  outputs keep their order, and a port removed meanwhile carries it out as it goes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -59,6 +62,7 @@ class CounterPoll:
         self.guard = guard
         self.clock = clock
         self.next_at = 0.0  #: when the next poll begins
+        self.began = 0.0  #: when the poll under way began (its rtnetlink reads share one dump)
         self.pending: deque[PortRuntime] = deque()  #: the ports this poll has still to read
         self.carrying: deque[PortRuntime] = deque()  #: ports whose samples caused more than frames
         self._sources: dict[tuple[str, str | None], BaseCounterSource] = {}
@@ -71,10 +75,8 @@ class CounterPoll:
         source = self._sources.get(key)
         if source is None:
             source = open_counter_source(key[0], counter_file=None if key[1] is None else Path(key[1]))
-            for part in [source, *getattr(source, "sources", [])]:
-                if isinstance(part, RtnetlinkSource):
-                    part.max_age = self.interval / 2  # one dump for the whole poll
             self._sources[key] = source
+            self._dump_once_a_poll(source)
         if not isinstance(source, AutoSource):
             return source
         counters = counters_read(profile.settings.link_monitoring)
@@ -82,6 +84,21 @@ class CounterPoll:
         if plan is None:
             plan = self._auto_plans[counters] = AutoSource(source.sources, counters)
         return plan
+
+    def _dump_once_a_poll(self, source: BaseCounterSource) -> None:
+        """An rtnetlink source (or an auto source's) serves a poll from one dump: one that
+        is fresh for less than an interval (`read` gives it the poll's start)."""
+        for part in [source, *getattr(source, "sources", [])]:
+            if isinstance(part, RtnetlinkSource):
+                part.max_age = self.interval / 2
+
+    def set_interval(self, interval: float, now: float) -> None:
+        """A new ``counter_interval`` (a reload): from the next poll, which comes no later
+        than one new interval from now."""
+        self.interval = interval
+        self.next_at = min(self.next_at, now + interval)
+        for source in self._sources.values():
+            self._dump_once_a_poll(source)
 
     def next_deadline(self, now: float, ports: Mapping[str, PortRuntime]) -> float | None:
         """Now while a poll is under way, else when the next begins (None: no port)."""
@@ -91,13 +108,15 @@ class CounterPoll:
 
     def service(self, ports: Mapping[str, PortRuntime], now: float) -> None:
         """Begin a poll when one is due, and go on with the one under way for about `SLICE`."""
-        if now >= self.next_at and not self.pending:
+        pending, carrying = self.pending, self.carrying
+        if now >= self.next_at and not (pending or carrying):  # (a poll longer than the interval: the next waits)
             self.next_at = now + self.interval
-            self.pending.extend(ports.values())
-        if not (self.pending or self.carrying):
+            self.began = now
+            pending.extend(ports.values())
+        if not (pending or carrying):
             return
-        pending, carrying, clock, read, caught = self.pending, self.carrying, self.clock, self.read, self.guard.caught
-        end = now + SLICE
+        clock, read, caught = self.clock, self.read, self.guard.caught
+        end = clock() + SLICE
         while pending:
             runtime = pending.popleft()
             if ports.get(runtime.name) is not runtime:
@@ -113,14 +132,21 @@ class CounterPoll:
         while carrying:
             runtime = carrying.popleft()
             if ports.get(runtime.name) is runtime:
-                self.guard.run("counters", runtime.flush, now)
+                try:
+                    runtime.flush(now)
+                except Exception as exc:
+                    caught("counters", exc)
             if clock() >= end:
                 return
 
-    def finish(self, now: float) -> None:
-        """Carry out what the poll under way kept (the daemon stops)."""
+    def finish(self, ports: Mapping[str, PortRuntime], now: float) -> None:
+        """The daemon stops: no more reads; what the poll under way kept is carried out."""
+        self.pending.clear()
+        self.next_at = math.inf
         while self.carrying:
-            self.guard.run("counters", self.carrying.popleft().flush, now)
+            runtime = self.carrying.popleft()
+            if ports.get(runtime.name) is runtime:
+                self.guard.run("counters", runtime.flush, now)
 
     def read(self, runtime: PortRuntime, now: float) -> bool:
         """Read the port's counters (only those its monitors need) and give them to its
@@ -137,8 +163,8 @@ class CounterPoll:
         if needed is None or needed[0] is not profile:
             needed = runtime.counters_needed = (profile, counters_read(profile.settings.link_monitoring))
         try:
-            if isinstance(source, RtnetlinkSource):
-                sample = source.read_index(runtime.ifindex, runtime.name, needed[1], now)
+            if isinstance(source, RtnetlinkSource):  # the poll's start: the dump is the poll's, whatever the slice
+                sample = source.read_index(runtime.ifindex, runtime.name, needed[1], self.began)
             else:
                 sample = source.read(runtime.name, needed[1])
         except (CounterError, OSError) as exc:

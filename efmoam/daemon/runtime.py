@@ -142,8 +142,9 @@ class PortRuntime:
     kernel_drops_due: float = 0.0  #: when the counter poll next reads the socket's kernel drops
     #: (source, its generation for the port) of the last sample: when it changes, the next is a baseline
     counter_feed: tuple[int, int] | None = None
-    #: outputs `send_first` kept for the next `flush`, in order
+    #: outputs `send_first` kept for the next `flush`, in order, and when the first was made
     deferred: list[Output] = attrs.field(factory=list)
+    deferred_at: float = 0.0
 
     def settings(self) -> PortSettings:
         """The port's settings: the profile's, with the admin-state override on top."""
@@ -238,24 +239,28 @@ class PortRuntime:
     # -- outputs -----------------------------------------------------------------------
 
     def flush(self, now: float) -> None:
-        """Carry out what the engine produced (after what `send_first` left): each kind of
-        output has its handler."""
-        outputs = self.port.take_outputs()
+        """Carry out what the engine produced (after what `send_first` kept, at its time):
+        each kind of output has its handler."""
         if self.deferred:
-            outputs, self.deferred = self.deferred + outputs, []
-        self.carry_out(outputs, now)
+            kept, self.deferred = self.deferred, []
+            self.carry_out(kept, self.deferred_at)
+        self.carry_out(self.port.take_outputs(), now)
 
     def send_first(self, now: float) -> None:
         """Send the frames the engine produced now and keep its other outputs for the next
         `flush` (the counter poll: a thousand ports failing at once notify their peers
         before anything is logged, saved or acted on).  Any input's `flush` carries them
-        out before its own, so their order holds."""
+        out before its own, so their order holds; the port is rescheduled now (a burst's
+        next copy, the budget's next slot)."""
         deferred = self.deferred
+        if not deferred:
+            self.deferred_at = now
         for output in self.port.take_outputs():
             if type(output) is Transmit:
                 _on_transmit(self, output, now)
             else:
                 deferred.append(output)
+        self.services.schedule(self)
 
     def carry_out(self, outputs: list[Output], now: float) -> None:
         """Hand each output to its handler (in order), save the port's state if one asks, reschedule."""

@@ -61,9 +61,14 @@ def test_a_queued_oampdu_is_encoded_again_when_the_peer_s_limit_changed() -> Non
     tx = transmitter()
     pdu = notification(bytes(200))
     assert tx.enqueue(pdu, 1518, 10)
-    tx.set_information(content(STABLE, limit=300), 0.5)  # still fits
+    queued = encode(pdu, 1518)
+    # the peer now takes 2 octets less than the frame with its End marker (+4: the FCS):
+    # it still fits, without the marker (57.5.3: the marker is left out where it does not fit)
+    limit = len(queued) - 2 + 4
+    tx.set_information(content(STABLE, limit=limit), 0.5)
     (frame,) = sent_after(tx, 0.5)
-    assert isinstance(frame, Transmit) and frame.frame == encode(attrs.evolve(pdu, flags=STABLE), 300)
+    assert isinstance(frame, Transmit) and frame.frame == encode(attrs.evolve(pdu, flags=STABLE), limit)
+    assert len(frame.frame) == len(queued) - 2
 
 
 def test_a_queued_oampdu_that_no_longer_fits_is_dropped_and_counted_lost() -> None:

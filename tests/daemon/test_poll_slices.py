@@ -11,21 +11,25 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import yaml
 
 from efmoam.config.loader import load_config_text
-from efmoam.core import OamPort
+from efmoam.config.model import CounterSource
+from efmoam.core import OamPort, Transmit
 from efmoam.core.linkmon import CounterSample
 from efmoam.daemon import main, polling
 from efmoam.daemon.journal import Journal
 from efmoam.daemon.policing import RxPolicer
 from efmoam.daemon.runtime import PortRuntime
 from efmoam.linux.actions import make_backend
-from efmoam.linux.counters import FileSource
+from efmoam.linux.counters import FileSource, RtnetlinkSource
+from efmoam.linux.netlink import RtnlClient
 from pdu import Code
 
 
@@ -53,6 +57,9 @@ class Wire:
 
     def read_kernel_drops(self) -> int:
         return 0
+
+    def close(self) -> None:
+        pass
 
 
 SETTINGS = {
@@ -131,12 +138,11 @@ def test_a_long_poll_is_read_in_slices_and_the_wakeup_after_one_comes_at_once(tm
     assert not daemon.guard.errors
 
 
-def test_every_port_s_event_notification_leaves_before_anything_is_logged(tmp_path: Path) -> None:
-    """Ports failing at once: each one's Event Notification is on its socket when its sample
-    is read; the event lines come after the last port's frame, still in the same poll."""
-    ports = 30
+def failing_ports(tmp_path: Path, ports: int) -> tuple[main.Daemon, Clock, io.StringIO]:
+    """`ports` operational ports (each has exchanged Information OAMPDUs with a peer engine)
+    with a baseline sample read, their counter file now saying every port is over its SF
+    threshold, the clock at the next poll; what was sent and logged so far forgotten."""
     daemon, clock, log = daemon_with_ports(tmp_path, ports)
-    # operational: each port and a peer engine exchange Information OAMPDUs
     peers = {name: OamPort(runtime.port.settings, "02:00:00:ff:00:" + f"{i:02x}", now=clock.now)
              for i, (name, runtime) in enumerate(daemon.ports.items())}  # fmt: skip
     for name, peer in peers.items():
@@ -144,9 +150,9 @@ def test_every_port_s_event_notification_leaves_before_anything_is_logged(tmp_pa
         peer.set_link(True, now=clock.now, speed_mbps=10_000)
         for step in range(4):  # the Information exchange: Discovery to SEND_ANY both ways
             now = clock.now + step
-            for frame in [o.frame for o in port.take_outputs() if hasattr(o, "frame")]:
+            for frame in [o.frame for o in port.take_outputs() if isinstance(o, Transmit)]:
                 peer.receive(frame, now=now)
-            for frame in [o.frame for o in peer.take_outputs() if hasattr(o, "frame")]:
+            for frame in [o.frame for o in peer.take_outputs() if isinstance(o, Transmit)]:
                 port.receive(frame, now=now)
             port.handle_timer(now=now)
             peer.handle_timer(now=now)
@@ -159,36 +165,145 @@ def test_every_port_s_event_notification_leaves_before_anything_is_logged(tmp_pa
         daemon.poll.service(daemon.ports, clock())
     for runtime in daemon.ports.values():
         runtime.sock.sent.clear()  # type: ignore[attr-defined]
+    log.seek(0)
     log.truncate(0)
-
     write_counters(tmp_path, ports, 50, 2000)  # every port over its SF threshold
     clock.now = daemon.poll.next_at
-    order: list[str] = []
-    real_send_first, real_flush = PortRuntime.send_first, PortRuntime.flush
+    return daemon, clock, log
 
-    def send_first(runtime: PortRuntime, now: float) -> None:
-        real_send_first(runtime, now)
-        order.append(f"frames {runtime.name}")
 
-    def flush(runtime: PortRuntime, now: float) -> None:
-        if runtime.deferred:
-            order.append(f"rest {runtime.name}")
-        real_flush(runtime, now)
+class Order:
+    """What happened to each port, in order: ``frames pN`` (`send_first`), ``rest pN``
+    (its kept outputs carried out)."""
 
-    with pytest.MonkeyPatch.context() as patch:
+    def __init__(self, patch: pytest.MonkeyPatch) -> None:
+        self.seen: list[str] = []
+        real_send_first, real_flush = PortRuntime.send_first, PortRuntime.flush
+
+        def send_first(runtime: PortRuntime, now: float) -> None:
+            real_send_first(runtime, now)
+            self.seen.append(f"frames {runtime.name}")
+
+        def flush(runtime: PortRuntime, now: float) -> None:
+            if runtime.deferred:
+                self.seen.append(f"rest {runtime.name}")
+            real_flush(runtime, now)
+
         patch.setattr(PortRuntime, "send_first", send_first)
         patch.setattr(PortRuntime, "flush", flush)
-        daemon._due(clock())
-        while daemon.poll.pending or daemon.poll.carrying:
-            daemon.poll.service(daemon.ports, clock())
+
+
+def raised_lines(log: io.StringIO) -> list[str]:
+    return [line for line in log.getvalue().splitlines() if "link event" in line and "cause=raised" in line]
+
+
+def test_every_port_s_event_notification_leaves_before_anything_is_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ports failing at once: each one's Event Notification is on its socket when its sample
+    is read; the event lines come after the last port's frame, still in the same poll."""
+    ports = 30
+    daemon, clock, log = failing_ports(tmp_path, ports)
+    order = Order(monkeypatch)
+    daemon._due(clock())
+    while daemon.poll.pending or daemon.poll.carrying:
+        daemon.poll.service(daemon.ports, clock())
     assert not [r.counter_error for r in daemon.ports.values() if r.counter_error], "read"
-    assert order == [f"frames p{i}" for i in range(ports)] + [f"rest p{i}" for i in range(ports)]
+    assert order.seen == [f"frames p{i}" for i in range(ports)] + [f"rest p{i}" for i in range(ports)]
     for name, codes in sent_codes(daemon).items():
         assert Code.EVENT_NOTIFICATION in codes, name
-    raised = [line for line in log.getvalue().splitlines() if "link event" in line]
-    assert len(raised) == ports, log.getvalue()
+    assert len(raised_lines(log)) == ports, log.getvalue()
     assert all(not runtime.deferred for runtime in daemon.ports.values())
     assert not daemon.guard.errors
+
+
+def test_the_frames_come_first_across_slices_and_the_next_poll_waits_for_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A poll over several wake-ups: every port's frames, then the rest, over several more;
+    a poll due meanwhile begins only once the rest is carried out."""
+    ports = 30
+    daemon, clock, log = failing_ports(tmp_path, ports)
+    order = Order(monkeypatch)
+    reads: list[str] = []
+    real_read = daemon.poll.read
+    monkeypatch.setattr(daemon.poll, "read", lambda runtime, now: reads.append(runtime.name) or real_read(runtime, now))
+    clock.step = 0.002  # each reading of the clock costs 2 ms: a slice is a few ports
+    wakeups = 0
+    daemon._due(clock())
+    while daemon.poll.pending or daemon.poll.carrying:
+        assert daemon.poll.next_deadline(clock.now, daemon.ports) == clock.now
+        clock.now = max(clock.now, daemon.poll.next_at)  # the next poll is due: it must wait
+        daemon.poll.service(daemon.ports, clock())
+        wakeups += 1
+    assert wakeups > 4
+    assert reads == list(daemon.ports), "each port read once: no poll began before the rest was carried out"
+    assert order.seen == [f"frames p{i}" for i in range(ports)] + [f"rest p{i}" for i in range(ports)]
+    assert len(raised_lines(log)) == ports
+    assert not daemon.guard.errors
+
+
+def test_a_port_removed_before_its_turn_carries_out_what_its_sample_caused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    daemon, clock, log = failing_ports(tmp_path, 4)
+    order = Order(monkeypatch)
+    monkeypatch.setattr(polling, "SLICE", 0.0)  # a port a slice
+    daemon._due(clock())
+    while daemon.poll.pending:
+        daemon.poll.service(daemon.ports, clock())
+    assert len(daemon.poll.carrying) == 4
+    order.seen.clear()
+    order.seen.append("remove p2")
+    daemon._remove_port("p2", "test")
+    while daemon.poll.carrying:
+        daemon.poll.service(daemon.ports, clock())
+    assert order.seen == ["remove p2", "rest p2", "rest p0", "rest p1", "rest p3"]
+    assert len(raised_lines(log)) == 4 and not daemon.guard.errors
+
+
+def test_at_shutdown_the_poll_reads_no_more_and_carries_out_what_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    daemon, clock, _ = failing_ports(tmp_path, 6)
+    order = Order(monkeypatch)
+    clock.step = 0.004  # a slice: about 3 ports
+    daemon._due(clock())
+    assert daemon.poll.pending and daemon.poll.carrying
+    read = [seen for seen in order.seen if seen.startswith("frames")]
+    gone = daemon.ports.pop("p0")  # removed behind the poll's back: its outputs are not carried out here
+    daemon.poll.finish(daemon.ports, clock())
+    assert not daemon.poll.pending and not daemon.poll.carrying
+    assert [seen for seen in order.seen if seen.startswith("rest")] == [
+        seen.replace("frames", "rest") for seen in read if seen != "frames p0"
+    ]
+    assert gone.deferred
+    daemon.poll.service(daemon.ports, clock.now + 5.0)  # no poll begins any more
+    assert not daemon.poll.pending and daemon.poll.next_deadline(clock.now, daemon.ports) == math.inf
+    assert not daemon.guard.errors
+
+
+def test_a_reload_s_interval_applies_from_the_next_poll_and_rtnetlink_reads_share_the_poll_s_dump(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    daemon, clock, _ = daemon_with_ports(tmp_path, 3)
+    source = RtnetlinkSource(RtnlClient(), max_age=0.0)
+    monkeypatch.setattr(polling, "open_counter_source", lambda *_args, **_kw: source)
+    profile = attrs.evolve(daemon.ports["p0"].profile, counter_source=CounterSource.RTNETLINK, counter_file=None)
+    assert daemon.poll.source_for(profile) is source and source.max_age == 0.5  # half of counter_interval 1 s
+    asked: list[float | None] = []
+    monkeypatch.setattr(RtnetlinkSource, "read_index", lambda _self, *args: asked.append(args[-1]) or CounterSample())
+    for runtime in daemon.ports.values():
+        runtime.counters = source
+    clock.step = 0.02  # a slice per port
+    daemon._due(clock())
+    while daemon.poll.pending or daemon.poll.carrying:
+        daemon.poll.service(daemon.ports, clock())
+    assert len(asked) == 3 and len(set(asked)) == 1, "the slices read at the poll's start: one dump"
+    next_at = daemon.poll.next_at
+    daemon.poll.set_interval(0.2, clock.now)
+    assert source.max_age == 0.1 and daemon.poll.next_at == min(next_at, clock.now + 0.2)
+    source.close()
 
 
 def test_a_port_s_next_input_carries_out_what_the_poll_kept_first(tmp_path: Path) -> None:

@@ -75,14 +75,15 @@ def test_encode_is_deterministic_and_decode_reencodes_identically(pdu: Oampdu) -
 
 
 @PROPERTY
-@given(oampdus, st.integers(0, 0xFFFF))
-def test_setting_the_flags_of_a_frame_is_encoding_with_them(pdu: Oampdu, flags: int) -> None:
-    """`with_flags`: what a queued OAMPDU gets when it leaves (encoded once, when queued)."""
+@given(oampdus, st.integers(0, 0xFFFF), st.integers(64, 1518))
+def test_setting_the_flags_of_a_frame_is_encoding_with_them(pdu: Oampdu, flags: int, limit: int) -> None:
+    """`with_flags`: what a queued OAMPDU gets when it leaves (encoded once, when queued),
+    whatever the peer's size limit it was encoded for."""
     try:
-        frame = encode(pdu)
+        frame = encode(pdu, limit)
     except EncodeError:
         assume(False)
-    assert with_flags(frame, flags) == encode(attrs.evolve(pdu, flags=flags))
+    assert with_flags(frame, flags) == encode(attrs.evolve(pdu, flags=flags), limit)
 
 
 # -- fast path == scapy ----------------------------------------------------------------------

@@ -97,7 +97,7 @@ def check_remote(
     """Check a Remote Information TLV against the peer's Local TLV; False: look again at the next frame.
 
     57.4.3.1: the Remote TLV repeats the last Local TLV received from the peer
-    (`rules.same_information`, ``remote_mismatch``), and is sent only once one was
+    (`rules.information`, ``remote_mismatch``), and is sent only once one was
     received (``tlv_not_allowed``).  Caveats on trimmed captures: a peer's Local TLV from
     before a capture gap may have changed unseen, so the check waits for the peer's next
     frame; a peer's change seen a moment ago may still be on its way (within a
@@ -114,14 +114,16 @@ def check_remote(
             timeline.find(speaker, record, "tlv_not_allowed", "Remote Information TLV before the peer sent a Local one")
         )
         return False
-    expected = peer.local
-    if expected is None or rules.same_information(remote, expected):
+    if peer.local is None:
+        return True
+    said, expected = rules.information(remote), rules.information(peer.local)
+    if said == expected:
         return True
     previous = peer.prev_local
     recent = record.time - peer.local_since <= limits.keepalive_limit
-    if recent and previous is not None and rules.same_information(remote, previous):
+    if recent and previous is not None and said == rules.information(previous):
         return False  # the change may still be on its way: look again
-    differences = rules.remote_differences(remote, expected)
+    differences = rules.remote_differences(said, expected)
     repeat.append(
         timeline.find(
             speaker,

@@ -13,11 +13,10 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
 from efmoam.core.linkmon.kinds import BY_WIRE_TYPE, FACTS, MonitorKind
 from efmoam.offline.replay.findings import Limits
 from pdu import EventNotification, EventTlvType, Flag, InfoTlv, InfoTlvType, LinkEventTlv, OamConfig, UnknownTlv
+from pdu.model import INFORMATION_FIELDS, information
 
 __all__ = [
     "changed_fields",
@@ -29,8 +28,8 @@ __all__ = [
     "must_send",
     "implausibilities",
     "information_tlvs",
+    "information",
     "remote_differences",
-    "same_information",
     "revision_increased",
     "running_totals",
     "silence",
@@ -45,10 +44,8 @@ _LINK_FAULT, _DYING_GASP = int(Flag.LINK_FAULT), int(Flag.DYING_GASP)
 _LINK_EVENTS, _REMOTE_LOOPBACK = int(OamConfig.LINK_EVENTS), int(OamConfig.REMOTE_LOOPBACK)
 _VARIABLE_RETRIEVAL = int(OamConfig.VARIABLE_RETRIEVAL)
 
-#: what an Information TLV says (all but its type), and its content (all but the revision)
-_INFORMATION_FIELDS = tuple(a.name for a in attrs.fields(InfoTlv) if a.name != "type")
-_TLV_FIELDS = tuple(name for name in _INFORMATION_FIELDS if name != "revision")
-_information = operator.attrgetter(*_INFORMATION_FIELDS)  # InfoTlv.same_information, without attrs.evolve
+#: an Information TLV's content: what it says (`information`) but the revision
+_TLV_FIELDS = tuple(name for name in INFORMATION_FIELDS if name != "revision")
 _content = operator.attrgetter(*_TLV_FIELDS)
 
 # Plausibility bounds of link event windows: the monitor table's (57.5.3; protocol.md section 6)
@@ -300,22 +297,17 @@ def information_tlvs(flags: int, tlvs: Sequence[Any]) -> tuple[InfoTlv | None, I
     return local, remote, problems
 
 
-def remote_differences(remote: InfoTlv, local: InfoTlv) -> str:
-    """How a Remote Information TLV differs from the peer's Local one ("": it does not).
+def remote_differences(said: tuple[Any, ...], expected: tuple[Any, ...]) -> str:
+    """How a Remote Information TLV differs from the peer's Local one ("": it does not), from
+    what each says (`information`).
 
     57.4.3.1: the Remote TLV repeats the last Local TLV received from the peer, field for
     field.  Caveat: the peer's Local TLV may have changed a moment ago (the observer looks
     again at the next frame), or unseen within a capture gap (it waits for the peer's
     next frame).
     """
-    said, expected = _information(remote), _information(local)
-    fields = zip(_INFORMATION_FIELDS, said, expected, strict=True)
+    fields = zip(INFORMATION_FIELDS, said, expected, strict=True)
     return ", ".join([f"{name} {a} != {b}" for name, a, b in fields if a != b])  # a list: joined faster
-
-
-def same_information(remote: InfoTlv, local: InfoTlv) -> bool:
-    """Whether a Remote Information TLV repeats `local` (`remote_differences` is empty), cheaply."""
-    return bool(_information(remote) == _information(local))
 
 
 def changed_fields(old: InfoTlv, new: InfoTlv) -> list[str]:

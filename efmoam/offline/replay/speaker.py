@@ -45,6 +45,7 @@ CODE_NAMES = {int(code): code.name.lower() for code in Code}
 _LINK_FAULT = int(Flag.LINK_FAULT)
 _LOCAL_STABLE, _REMOTE_STABLE = int(Flag.LOCAL_STABLE), int(Flag.REMOTE_STABLE)
 _ACTIVE = int(OamConfig.ACTIVE)
+_LOOPBACK, _DISCARD = int(ParserAction.LOOPBACK), int(ParserAction.DISCARD)
 
 
 def infer_state(pdu: Information) -> str | None:
@@ -73,9 +74,9 @@ def shown_state(flags: int, local: bool, remote: bool, tlvs: bool) -> str | None
 def loopback_state(tlv: InfoTlv) -> str:
     """What the State field says about loopback (RFC 4878 dot3OamLoopbackStatus terms)."""
     parser, mux = tlv.parser_action, tlv.mux_action
-    if parser == ParserAction.LOOPBACK:
+    if parser == _LOOPBACK:
         return "local_loopback"  # loops the peer's frames back
-    if parser == ParserAction.DISCARD:
+    if parser == _DISCARD:
         return "initiating_or_terminating" if mux else "remote_loopback"
     return "no_loopback" if not mux else "discarding"
 
