@@ -195,6 +195,10 @@ class StateStore:
         if self.ports.get(port) == snapshot:
             return
         self.ports[port] = snapshot
+        # encoded now, not at the write: a thousand ports changing at once spread the cost
+        # over the wake-ups that changed them (a snapshot that cannot be encoded fails the write)
+        with contextlib.suppress(ValueError, TypeError, RecursionError):
+            self._encoded[port] = (snapshot, _encoded(snapshot))
         self._changed(now)
 
     def forget(self, port: str, now: float | None = None) -> None:
@@ -256,12 +260,16 @@ class StateStore:
         for name, snapshot in self.ports.items():
             encoded = self._encoded.get(name)
             if encoded is None or encoded[0] is not snapshot:
-                encoded = (snapshot, json.dumps(snapshot, separators=(",", ":")))
+                encoded = (snapshot, _encoded(snapshot))
                 self._encoded[name] = encoded
             parts.append(f"{json.dumps(name)}:{encoded[1]}")
         for name in self._encoded.keys() - self.ports.keys():
             del self._encoded[name]
         return f'{{"version":{VERSION},"ports":{{{",".join(parts)}}}}}'.encode()
+
+
+def _encoded(snapshot: dict[str, Any]) -> str:
+    return json.dumps(snapshot, separators=(",", ":"))
 
 
 def _shape_problem(document: object) -> str | None:
