@@ -165,7 +165,8 @@ class Daemon:
         if self.snmp is not None:
             run("snmp", self.snmp.service, now)
         run("actions", self.actuator.service, now)  # last: every action decided in this wake-up in one batch
-        run("state", self.services.state.flush, now)
+        if self._clock() - now < SLICE:  # else the state write (its fsync) waits for a wake-up with time left
+            run("state", self.services.state.flush, now)
         run("status", self.status.service, now)
 
     def _watch(self, fileobj: Any, where: str, job: Callable[[float], object], *, bulk: bool = False) -> None:

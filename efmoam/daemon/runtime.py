@@ -209,7 +209,7 @@ class PortRuntime:
                 self.internal_error(now, "frame", exc, frame=frame[:64].hex())
                 changed = True
         if changed:
-            self.flush(now)
+            self.flush_or_keep(now)
 
     def internal_error(self, now: float, where: str, exc: BaseException, **fields: Any) -> None:
         """A bug met on this port: counted, logged with its traceback (rate limited)."""
@@ -234,7 +234,7 @@ class PortRuntime:
         if self.wire.held:
             for frame in self.wire.release(self.services.clock()):
                 self.sock.send(frame)
-        self.flush(now)
+        self.flush_or_keep(now)
 
     # -- outputs -----------------------------------------------------------------------
 
@@ -245,6 +245,16 @@ class PortRuntime:
             kept, self.deferred = self.deferred, []
             self.carry_out(kept, self.deferred_at)
         self.carry_out(self.port.take_outputs(), now)
+
+    def flush_or_keep(self, now: float) -> None:
+        """`flush`, but while the counter poll keeps outputs of this port (`send_first`), a
+        frame or timer input's join them: its frames go at once, the rest waits for the
+        poll to carry them all out, in order (the poll's reads are not slowed by what the
+        ports already read cause meanwhile)."""
+        if self.deferred:
+            self.send_first(now)
+        else:
+            self.flush(now)
 
     def send_first(self, now: float) -> None:
         """Send the frames the engine produced now and keep its other outputs for the next

@@ -30,7 +30,7 @@ from efmoam.daemon.runtime import PortRuntime
 from efmoam.linux.actions import make_backend
 from efmoam.linux.counters import FileSource, RtnetlinkSource
 from efmoam.linux.netlink import RtnlClient
-from pdu import Code
+from pdu import Code, Flag
 
 
 class Clock:
@@ -352,4 +352,47 @@ def test_ports_coming_due_together_are_served_in_slices_too(tmp_path: Path, monk
     for _ in range(5):
         daemon._due(clock())
     assert sorted(served) == sorted(daemon.ports), "each port once"
+    assert not daemon.guard.errors
+
+
+def test_a_timer_or_frame_input_meanwhile_joins_what_the_poll_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the poll keeps a port's outputs, that port's frame and timer inputs send their
+    frames at once and leave the rest after the kept outputs, for the poll to carry out:
+    the poll's reads are not slowed by what earlier ports' inputs cause meanwhile."""
+    daemon, clock, log = failing_ports(tmp_path, 3)
+    monkeypatch.setattr(polling, "SLICE", 0.0)  # a port a slice
+    daemon._due(clock())  # p0 read: its Event Notification out, the rest kept
+    runtime = daemon.ports["p0"]
+    kept = list(runtime.deferred)
+    assert kept and daemon.poll.pending
+    sent = len(runtime.sock.sent)  # type: ignore[attr-defined]
+    runtime.port.set_local_flags(Flag.LINK_FAULT, True, now=clock.now)  # a new Information, and an event
+    runtime.flush_or_keep(clock.now)
+    assert len(runtime.sock.sent) > sent, "its frames at once"  # type: ignore[attr-defined]
+    assert runtime.deferred[: len(kept)] == kept and len(runtime.deferred) > len(kept), "the rest after the kept"
+    assert "link event" not in log.getvalue()
+    while daemon.poll.pending or daemon.poll.carrying:
+        daemon.poll.service(daemon.ports, clock())
+    p0 = [line for line in log.getvalue().splitlines() if "port=p0" in line and "event" in line]
+    first_fault = next(i for i, line in enumerate(p0) if "link_fault" in line or "linkFault" in line)
+    assert "type=erroredFrameEvent" in p0[0] and first_fault > 0, p0
+    assert not runtime.deferred and not daemon.guard.errors
+
+
+def test_the_state_write_waits_for_a_wakeup_with_time_left(tmp_path: Path) -> None:
+    """Its fsync can take tens of ms under load: not in a wake-up that already used a slice."""
+    daemon, clock, _ = failing_ports(tmp_path, 30)
+    state = daemon.services.state
+    saves = state.saves
+    clock.step = 0.002  # a slice is a few ports
+    daemon._due(clock())  # a poll slice: the wake-up's time is used
+    assert daemon.poll.pending and state.saves == saves
+    while daemon.poll.pending or daemon.poll.carrying:
+        daemon._due(clock())
+    assert state.dirty, "the failures changed the ports' saved state"
+    clock.step = 0.0
+    daemon._due(clock())  # a wake-up with time left
+    assert state.saves == saves + 1 and not state.dirty
     assert not daemon.guard.errors
