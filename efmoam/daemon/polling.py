@@ -130,12 +130,7 @@ class CounterPoll:
             if clock() >= end:
                 return
         while carrying:
-            runtime = carrying.popleft()
-            if ports.get(runtime.name) is runtime:
-                try:
-                    runtime.flush(now)
-                except Exception as exc:
-                    caught("counters", exc)
+            self._carry_out_next(ports, now)
             if clock() >= end:
                 return
 
@@ -144,9 +139,13 @@ class CounterPoll:
         self.pending.clear()
         self.next_at = math.inf
         while self.carrying:
-            runtime = self.carrying.popleft()
-            if ports.get(runtime.name) is runtime:
-                self.guard.run("counters", runtime.flush, now)
+            self._carry_out_next(ports, now)
+
+    def _carry_out_next(self, ports: Mapping[str, PortRuntime], now: float) -> None:
+        """The next port's kept outputs, unless it was removed (it carried them out as it went)."""
+        runtime = self.carrying.popleft()
+        if ports.get(runtime.name) is runtime:
+            self.guard.run("counters", runtime.flush, now)
 
     def read(self, runtime: PortRuntime, now: float) -> bool:
         """Read the port's counters (only those its monitors need) and give them to its
