@@ -151,7 +151,8 @@ def test_ctrl_c_while_reading_standard_input_leaves_no_copy(tmp_path: Path) -> N
     process.stdin.write(DISCOVERY.read_bytes()[:100])  # and the pipe stays open: still copying
     process.stdin.flush()
     deadline = time.monotonic() + 30
-    while not list(tmp_path.iterdir()):
+    # tempfile.gettempdir() first writes and removes a probe file in TMPDIR: wait for the copy by name
+    while not list(tmp_path.glob("efmoam-stdin-*")):
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
         time.sleep(0.05)
     (copy,) = tmp_path.iterdir()
