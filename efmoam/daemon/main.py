@@ -65,6 +65,8 @@ from pdu import MuxAction, ParserAction
 #: default is 5 ms): a metrics scrape on its own thread holds the loop back for at most
 #: about this long between two of its batches
 GIL_SWITCH_INTERVAL = 0.001
+#: seconds the shutdown waits for the state file's write (a disk that does not answer must not hold a SIGTERM)
+STATE_SAVE_WAIT = 2.0
 
 
 class Daemon:
@@ -99,7 +101,7 @@ class Daemon:
         self.commands = Commands(self.loop)  #: child processes (tracked-condition checks, action commands)
         self.actuator = Actuator(self.loop)  #: port actions, batched, off the loop
         self.services = Services(
-            journal=self.journal, telemetry=self.telemetry, state=StateStore(config.daemon.state_dir),
+            journal=self.journal, telemetry=self.telemetry, state=StateStore(config.daemon.state_dir, background=True),
             events=EventStream(config.daemon.event_stream, self._event_stream_error),
             wall_clock_offset=self.wall_clock_offset, schedule=self._deadlines.schedule,
             action_verify_interval=config.daemon.action_verify_interval, clock=clock, commands=self.commands,
@@ -240,9 +242,10 @@ class Daemon:
     def _save_now(self) -> None:
         state = self.services.state
         try:
-            state.save()
+            state.save(timeout=STATE_SAVE_WAIT)
         except OSError as exc:
             self.journal.log("error", "state not saved", path=state.path, error=exc)
+        state.close()
 
     def _settle_heap(self, now: float) -> None:
         frozen = heap.settle()

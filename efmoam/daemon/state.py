@@ -11,6 +11,14 @@ quiet spell is written at the next `flush`, later ones wait for the interval); `
 writes at once (shutdown).  A failed write is counted (`save_failures`, `last_error`) and
 retried at the next interval while the store is dirty; it never raises out of `flush`.
 
+With ``background=True`` (the daemon) the file's content is made in the caller's thread,
+and its write, fsync and rename are made on one worker thread: a slow or stalled disk
+(an fsync of 50 ms under load, a frozen file system) never holds the loop.  One write is
+in flight at most; `flush` then writes nothing, and its outcome is taken in (counted,
+`dirty` cleared if nothing changed since) by the next `flush`, `next_deadline` or read of
+the counts, all on the loop's thread.  `save` waits for the write in flight, then writes,
+each at most `timeout` seconds: a SIGTERM is not held by a disk that does not answer.
+
 The file is input like any other: `load` reads it bounded (`STATE_FILE_LIMIT`) and never
 raises.  A file that cannot be read, is not JSON, or is not of the known shape is renamed
 ``state.bad`` and reported; a port whose saved state is not an object, or that the core
@@ -27,6 +35,7 @@ import math
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
@@ -87,10 +96,17 @@ class StateStore:
     For show and metrics: `saves`, `save_failures`, `last_error` (None after a success),
     `last_saved_at` and `last_failed_at` (in the clock of the ``now`` given to `flush`),
     `dirty`, `set_aside_problem` (the latest load or set-aside problem), `set_asides`.
+    With ``background``, a write's outcome counts once it is taken in; read them on the
+    thread that calls `flush` (or under the lock it holds).
     """
 
     def __init__(
-        self, directory: str, *, min_interval: float = MIN_INTERVAL, clock: Callable[[], float] = time.monotonic
+        self,
+        directory: str,
+        *,
+        min_interval: float = MIN_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+        background: bool = False,
     ) -> None:
         self.path = Path(directory) / FILE_NAME
         #: where a file that cannot be used is set aside (renamed, or copied for one port)
@@ -99,19 +115,64 @@ class StateStore:
         self._clock = clock
         #: port -> its snapshot (do not change a snapshot after handing it to `update`)
         self.ports: dict[str, Any] = {}
-        #: changes not written yet
-        self.dirty = False
-        self.saves = 0
-        self.save_failures = 0
+        #: changes not written yet (`dirty`)
+        self._dirty = False
+        self._saves = 0
+        self._save_failures = 0
         self.set_asides = 0
-        self.last_error: str | None = None
-        self.last_saved_at: float | None = None
-        self.last_failed_at: float | None = None
+        self._last_error: str | None = None
+        self._last_saved_at: float | None = None
+        self._last_failed_at: float | None = None
         self.set_aside_problem: str | None = None
         #: the earliest time of the next write (a write is due at once before the first)
         self._next_write = -math.inf
         #: port -> (the snapshot, its JSON text): a write encodes only what changed
         self._encoded: dict[str, tuple[object, str]] = {}
+        #: the worker thread's executor (``background``; started with the first write)
+        self._background = background
+        self._executor: ThreadPoolExecutor | None = None
+        #: the write in flight: its outcome, the change count it wrote, its ``now``
+        self._in_flight: tuple[Future[None], int, float] | None = None
+        #: changes made so far: a write clears `dirty` only if none was made since it began
+        self._changes = 0
+
+    # -- what show and metrics read (a finished background write counted first) ----------
+
+    @property
+    def dirty(self) -> bool:
+        self._take_in()
+        return self._dirty
+
+    @property
+    def saves(self) -> int:
+        self._take_in()
+        return self._saves
+
+    @property
+    def save_failures(self) -> int:
+        self._take_in()
+        return self._save_failures
+
+    @property
+    def last_error(self) -> str | None:
+        self._take_in()
+        return self._last_error
+
+    @property
+    def last_saved_at(self) -> float | None:
+        self._take_in()
+        return self._last_saved_at
+
+    @property
+    def last_failed_at(self) -> float | None:
+        self._take_in()
+        return self._last_failed_at
+
+    @property
+    def writing(self) -> bool:
+        """A background write is in flight."""
+        self._take_in()
+        return self._in_flight is not None
 
     # -- reading ------------------------------------------------------------------------
 
@@ -146,7 +207,7 @@ class StateStore:
         self.ports = {name: saved for name, saved in ports.items() if isinstance(saved, dict)}
         if not wrong:
             return None
-        self.dirty = True  # the file holds what the store dropped
+        self._changed(None)  # the file holds what the store dropped
         names = ", ".join(_short(name) for name in wrong[:5]) + (
             f" and {len(wrong) - 5} more" if len(wrong) > 5 else ""
         )
@@ -159,7 +220,7 @@ class StateStore:
         if port is not None:
             self.ports.pop(port, None)
             self._encoded.pop(port, None)
-            self.dirty = True
+            self._changed(None)
             problem = f"saved state of {port} not restored: {_short(problem)}"
         return self._set_aside_copy(_short(problem))
 
@@ -208,7 +269,8 @@ class StateStore:
             self._changed(now)
 
     def _changed(self, now: float | None) -> None:
-        self.dirty = True
+        self._dirty = True
+        self._changes += 1
         if now is not None:  # due now, unless a write was made less than min_interval ago
             self._next_write = max(self._next_write, now)
 
@@ -216,16 +278,21 @@ class StateStore:
 
     def next_deadline(self) -> float | None:
         """When the pending write is due (`flush` writes then), None when there is none.
-        A change made without ``now`` before any write is due at once: -inf."""
+        A change made without ``now`` before any write is due at once: -inf.  While a
+        background write is in flight: its interval's end, to take its outcome in."""
         return self._next_write if self.dirty else None
 
     def flush(self, now: float, force: bool = False) -> bool:
-        """Write a dirty store if a write is due at `now` (or `force`); True when written.
+        """Write a dirty store if a write is due at `now` (or `force`); True when written
+        (with ``background``: when its write began).
 
         Never raises: a failed write is counted in `save_failures`, kept in `last_error`
         and tried again `min_interval` later.
         """
         if not self.dirty or (not force and now < self._next_write):
+            return False
+        if self._in_flight is not None:  # still writing: look again an interval later
+            self._next_write = now + self.min_interval
             return False
         try:
             self._write(now)
@@ -233,26 +300,78 @@ class StateStore:
             return False
         return True
 
-    def save(self, now: float | None = None) -> None:
-        """Write at once, dirty or not (shutdown); raises OSError when the write fails."""
+    def save(self, now: float | None = None, timeout: float | None = None) -> None:
+        """Write at once, dirty or not (shutdown); raises OSError when the write fails or,
+        with ``background``, does not finish within `timeout` seconds (None: no limit)."""
+        now = self._clock() if now is None else now
+        self._wait(timeout, "the write in flight")
         try:
-            self._write(self._clock() if now is None else now)
+            self._write(now)
         except (ValueError, TypeError, RecursionError, MemoryError) as exc:
             raise OSError(f"state not written: {exc}") from exc
+        if self._in_flight is not None:
+            future = self._in_flight[0]
+            self._wait(timeout, "the write")
+            failure = future.exception()
+            if failure is not None:
+                raise failure if isinstance(failure, OSError) else OSError(f"state not written: {failure}")
+
+    def _wait(self, timeout: float | None, what: str) -> None:
+        """Wait for the background write in flight, at most `timeout` seconds; raises
+        OSError when it is still in flight then."""
+        if self._in_flight is None:
+            return
+        with contextlib.suppress(FutureTimeout):
+            self._in_flight[0].exception(timeout)
+        self._take_in()
+        if self._in_flight is not None:
+            raise OSError(f"state not written: {what} did not finish within {timeout} s")
+
+    def close(self) -> None:
+        """Stop the worker thread (a write in flight goes on; nothing waits for it)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None
 
     def _write(self, now: float) -> None:
         self._next_write = now + self.min_interval
         try:
-            _write_atomically(self.path, self._encode(), self.path.with_suffix(".tmp"))
+            data = self._encode()
+            if self._background:
+                if self._executor is None:
+                    self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="efmoam-state")
+                future = self._executor.submit(_write_atomically, self.path, data, self.path.with_suffix(".tmp"))
+                self._in_flight = (future, self._changes, now)
+                return
+            _write_atomically(self.path, data, self.path.with_suffix(".tmp"))
         except (OSError, ValueError, TypeError, RecursionError, MemoryError) as exc:
-            self.save_failures += 1
-            self.last_failed_at = now
-            self.last_error = _short(exc if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}")
+            self._failed(now, exc)
             raise
-        self.dirty = False
-        self.saves += 1
-        self.last_saved_at = now
-        self.last_error = None
+        self._written(now, self._changes)
+
+    def _take_in(self) -> None:
+        """Count the background write's outcome once it has one (on the caller's thread)."""
+        if self._in_flight is None or not self._in_flight[0].done():
+            return
+        future, changes, now = self._in_flight
+        self._in_flight = None
+        exc = future.exception()
+        if exc is None:
+            self._written(now, changes)
+        else:
+            self._failed(now, exc)
+
+    def _written(self, now: float, changes: int) -> None:
+        if changes == self._changes:
+            self._dirty = False
+        self._saves += 1
+        self._last_saved_at = now
+        self._last_error = None
+
+    def _failed(self, now: float, exc: BaseException) -> None:
+        self._save_failures += 1
+        self._last_failed_at = now
+        self._last_error = _short(exc if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}")
 
     def _encode(self) -> bytes:
         """The file's content: the format ``json.dump`` wrote, each port encoded once per change."""

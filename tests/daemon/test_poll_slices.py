@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -393,6 +394,10 @@ def test_the_state_write_waits_for_a_wakeup_with_time_left(tmp_path: Path) -> No
         daemon._due(clock())
     assert state.dirty, "the failures changed the ports' saved state"
     clock.step = 0.0
-    daemon._due(clock())  # a wake-up with time left
+    daemon._due(clock())  # a wake-up with time left: the write begins (on the state's worker thread)
+    assert state.writing or state.saves == saves + 1
+    deadline = time.monotonic() + 10
+    while state.writing and time.monotonic() < deadline:
+        time.sleep(0.005)
     assert state.saves == saves + 1 and not state.dirty
     assert not daemon.guard.errors
