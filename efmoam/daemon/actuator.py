@@ -21,7 +21,8 @@ answers `show`, receives OAMPDUs and honours SIGTERM.  Design:
   and 584).
 * The worker groups a batch's steps by backend: every ``block`` step with the same
   runner goes to `BlockBackend.carry_out` together (one nft transaction, one read-back
-  listing), the other backends' steps run one after the other.  Then it writes a byte
+  listing), every remote loopback step to `LoopbackPlane.carry_out` likewise, the other
+  backends' steps run one after the other.  Then it writes a byte
   on a socket the loop watches.
 * The loop delivers each job's results to its ``on_done`` under the guard, at most
   `DELIVER_PER_WAKEUP` jobs per wake-up (a thousand log lines at once would be a stall
@@ -44,7 +45,15 @@ from collections.abc import Callable, Hashable, Sequence
 import attrs
 
 from efmoam.daemon.loop import Loop, drain
-from efmoam.linux.actions import ActionError, BlockBackend, PortActionBackend, Step, carry_out
+from efmoam.linux.actions import (
+    ActionError,
+    BlockBackend,
+    LoopbackPlane,
+    LoopbackStep,
+    PortActionBackend,
+    Step,
+    carry_out,
+)
 
 DELIVER_PER_WAKEUP = 32  #: jobs whose results the loop delivers in one wake-up
 GATHER_QUIET = 0.02  #: seconds without a new job after which the queued ones leave as a batch
@@ -60,7 +69,7 @@ OnDone = Callable[[list[bool | ActionError], float], None]
 class Job:
     """What to do to one port: its steps, each with its backend, and whom to tell."""
 
-    steps: tuple[tuple[PortActionBackend, Step], ...]
+    steps: tuple[tuple[PortActionBackend, Step] | tuple[LoopbackPlane, LoopbackStep], ...]
     on_done: OnDone | None = None
     check: bool = False  #: only reads back (dropped while the key has another job)
 
@@ -185,10 +194,10 @@ def run_batch(jobs: Sequence[Job]) -> tuple[list[list[bool | ActionError]], list
     """Carry out the jobs' steps, batched per backend (module comment): the results per
     job and step, and the exceptions that are bugs (their steps fail with them)."""
     results: list[list[bool | ActionError]] = [[False] * len(job.steps) for job in jobs]
-    groups: dict[Hashable, tuple[PortActionBackend, list[tuple[int, int]]]] = {}
+    groups: dict[Hashable, tuple[PortActionBackend | LoopbackPlane, list[tuple[int, int]]]] = {}
     for j, job in enumerate(jobs):
         for s, (backend, _) in enumerate(job.steps):
-            key = ("block", backend.runner) if isinstance(backend, BlockBackend) else id(backend)
+            key = (backend.name, backend.runner) if isinstance(backend, (BlockBackend, LoopbackPlane)) else id(backend)
             groups.setdefault(key, (backend, []))[1].append((j, s))
     failures: list[BaseException] = []
     for backend, places in groups.values():

@@ -39,7 +39,7 @@ from efmoam.daemon.loop import Deadlines, Loop, drain, signals
 from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.policing import RxPolicer
 from efmoam.daemon.polling import SLICE, CounterPoll
-from efmoam.daemon.runtime import PortRuntime, Services
+from efmoam.daemon.runtime import LOOPBACK_PLANE, PortRuntime, Services, loopback_key
 from efmoam.daemon.sdnotify import StatusLine, notify
 from efmoam.daemon.snmp import SnmpAgent
 from efmoam.daemon.state import StateStore
@@ -47,6 +47,8 @@ from efmoam.daemon.tracking import Tracking
 from efmoam.linux.actions import (
     ActionError,
     BlockBackend,
+    LoopbackPlane,
+    LoopbackStep,
     PortActionBackend,
     Step,
     apply_loopback,
@@ -65,6 +67,8 @@ from pdu import MuxAction, ParserAction
 #: default is 5 ms): a metrics scrape on its own thread holds the loop back for at most
 #: about this long between two of its batches
 GIL_SWITCH_INTERVAL = 0.001
+#: what `Daemon._release` hands the actuator
+ReleaseStep = tuple[PortActionBackend, Step] | tuple[LoopbackPlane, LoopbackStep]
 #: seconds the shutdown waits for the state file's write (a disk that does not answer must not hold a SIGTERM)
 STATE_SAVE_WAIT = 2.0
 
@@ -211,6 +215,7 @@ class Daemon:
             # only where the port sends at all: elsewhere no Dying Gasp is sent, or logged
             sent = 0
             for runtime in self.ports.values():
+                runtime.resume_wire()  # a loopback change on its way holds no Dying Gasp (loopback ends below)
                 sent += runtime.port.send_dying_gasp(now=now)
                 runtime.flush(now)
             self.journal.log("notice", "dying gasp", ports=sent)
@@ -407,12 +412,11 @@ class Daemon:
         now = self._clock()
         state = self.services.state
         self.actuator.orphan(name)  # what is on its way still runs; the runtime is not told
+        self.actuator.orphan(loopback_key(name))
         if release:
-            self._release(name, runtime.actions, name, "action not undone")
-            try:
-                _end_loopback(name)
-            except ActionError as exc:
-                self.journal.log("error", "action not undone", port=name, error=exc)
+            self._release(name, (runtime.actions, Step(name, False)), "action not undone")
+            forward = LoopbackStep(name, ParserAction.FORWARD, MuxAction.FORWARD)
+            self._release(loopback_key(name), (LOOPBACK_PLANE, forward), "action not undone")
             state.forget(name, now)
         else:
             state.update(name, runtime.port.saved_state(), now)
@@ -449,15 +453,15 @@ class Daemon:
             runtime.port.set_link(link.carrier, now=now, speed_mbps=mode.speed_mbps, half_duplex=mode.half_duplex)
             runtime.flush(now)
 
-    def _release(self, name: str, backend: PortActionBackend, key: Hashable, failed: str | None = None) -> None:
-        """Return a port to service with `backend`, off the loop (under the actuator's `key`);
-        `failed`: the log line if that fails."""
+    def _release(self, key: Hashable, step: ReleaseStep, failed: str | None = None) -> None:
+        """Return a port to service, or end its loopback: `step`, off the loop (under the
+        actuator's `key`, after what is on its way there); `failed`: the log line if that fails."""
 
         def done(results: list[bool | ActionError], _now: float) -> None:
             if failed is not None and isinstance(results[0], ActionError):
-                self.journal.log("error", failed, port=name, error=results[0])
+                self.journal.log("error", failed, port=step[1].ifname, error=results[0])
 
-        self.actuator.submit(key, Job(((backend, Step(name, False)),), done))
+        self.actuator.submit(key, Job((step,), done))
 
     def _reconcile_tables(self) -> None:
         """Remove the nftables tables a previous run left behind: blocks of ports that are
@@ -519,6 +523,10 @@ class Daemon:
             },
             # with the engine's drops: what the daemon dropped before the engine saw it
             "drops": {**runtime.port.drops, **{reason: n for reason, n in runtime.receive_drops if n}},
+            "loopback_plane": {
+                "pending": self.actuator.pending(loopback_key(runtime.name)),
+                "error": runtime.loopback_error,
+            },
             "rx_rate_limited": policer.policed,
             "rx_policed": {"peer": policer.peer_policed, "others": policer.others_policed},
             "rx_kernel_drops": sock.read_kernel_drops(),
@@ -573,7 +581,7 @@ class Daemon:
         ):
             if runtime.action_applied and runtime.action_applied[0]:
                 # before the new backend's action (queued after it), under a key of its own
-                self._release(runtime.name, runtime.actions, (runtime.name, runtime.actions))
+                self._release((runtime.name, runtime.actions), (runtime.actions, Step(runtime.name, False)))
             runtime.actions = make_backend(profile.action_backend.value, command=profile.action_command)
             runtime.action_applied = None
             if runtime.want_out_of_service:

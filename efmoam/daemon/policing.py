@@ -96,6 +96,8 @@ class WireGuard:
         self._period = period
         self._sent: deque[float] = deque(maxlen=limit)  #: the last `limit` send times
         self.held: deque[bytes] = deque()  #: frames waiting for the window, oldest first
+        #: every frame waits until this is False again (a loopback change on its way to the data plane)
+        self.paused = False
         self.held_total = 0  #: frames that had to wait for the window
         self.dropped = 0  #: frames lost because too many were waiting
 
@@ -108,12 +110,12 @@ class WireGuard:
 
     @property
     def release_at(self) -> float | None:
-        """When held frames can go (None: nothing is held)."""
-        return self.free_at() if self.held else None
+        """When held frames can go (None: nothing is held, or the wire is paused)."""
+        return self.free_at() if self.held and not self.paused else None
 
     def offer(self, frame: bytes, now: float) -> bytes | None:
         """The frame to send now, or None when it is held (or dropped) for later."""
-        if not self.held:
+        if not self.held and not self.paused:
             sent = self._sent  # (`free_at`, written out: once per frame sent)
             if len(sent) < self._limit or sent[0] + self._period <= now:
                 sent.append(now)
@@ -126,8 +128,10 @@ class WireGuard:
         return None
 
     def release(self, now: float) -> list[bytes]:
-        """Held frames whose turn has come, in order."""
-        out = []
+        """Held frames whose turn has come, in order (none while paused)."""
+        out: list[bytes] = []
+        if self.paused:
+            return out
         while self.held:
             free = self.free_at()
             if free is not None and free > now:

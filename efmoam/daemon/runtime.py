@@ -55,17 +55,26 @@ from efmoam.daemon.journal import Journal
 from efmoam.daemon.metrics import Telemetry
 from efmoam.daemon.policing import RxPolicer, WireGuard
 from efmoam.daemon.state import StateStore
-from efmoam.linux.actions import ActionError, DownBackend, PortActionBackend, Step, apply_loopback
+from efmoam.linux.actions import ActionError, DownBackend, LoopbackPlane, LoopbackStep, PortActionBackend, Step
 from efmoam.linux.counters import BaseCounterSource
 from efmoam.linux.packet import OamSocket
 from efmoam.views.data import LOOPBACK_NAMES, OPER_STATUS_NAMES, flag_names
-from pdu import VariableContainer
+from pdu import MuxAction, ParserAction, VariableContainer
 
 if typing.TYPE_CHECKING:
     from efmoam.core import PortSettings
     from efmoam.daemon.snmp import SnmpAgent
 
 ACTION_RETRY = 5.0  #: seconds between attempts of a port action that failed
+#: every port's remote loopback data plane (its steps batch in one nft transaction)
+LOOPBACK_PLANE = LoopbackPlane()
+
+
+def loopback_key(name: str) -> tuple[str, str]:
+    """The actuator's key of a port's loopback data plane (its service action's is its name)."""
+    return (name, "loopback")
+
+
 #: seconds between two reads of a socket's kernel drop count by the counter poll: what
 #: shows it (show, a scrape) reads it then, and the kernel's count is 32 bits wide
 KERNEL_DROPS_INTERVAL = 60.0
@@ -145,6 +154,9 @@ class PortRuntime:
     #: outputs `send_first` kept for the next `flush`, in order, and when the first was made
     deferred: list[Output] = attrs.field(factory=list)
     deferred_at: float = 0.0
+    #: while a loopback change is on its way to the data plane: when its frames go anyway
+    wire_paused_until: float | None = None
+    loopback_error: str | None = None  #: the last loopback data plane change's error (None: it held)
 
     def settings(self) -> PortSettings:
         """The port's settings: the profile's, with the admin-state override on top."""
@@ -185,6 +197,9 @@ class PortRuntime:
             other = self.wire.release_at
             if other is not None and (deadline is None or other < deadline):
                 deadline = other
+        other = self.wire_paused_until
+        if other is not None and (deadline is None or other < deadline):
+            deadline = other
         return deadline
 
     # -- frames ------------------------------------------------------------------------
@@ -231,10 +246,20 @@ class PortRuntime:
             self.apply_action(now)
         elif self.action_verify_at is not None and self.action_verify_at <= now:
             self.verify_action(now)
+        paused_until = self.wire_paused_until
+        if paused_until is not None and paused_until <= now:
+            self.services.journal.log(
+                "warning", "loopback data plane not ready; OAMPDUs sent meanwhile", port=self.name,
+                waited=round(self.port.settings.lost_link_time / 2, 3),
+            )  # fmt: skip
+            self.resume_wire()
         if self.wire.held:
-            for frame in self.wire.release(self.services.clock()):
-                self.sock.send(frame)
+            self._send_held()
         self.flush_or_keep(now)
+
+    def _send_held(self) -> None:
+        for frame in self.wire.release(self.services.clock()):
+            self.sock.send(frame)
 
     # -- outputs -----------------------------------------------------------------------
 
@@ -265,9 +290,13 @@ class PortRuntime:
         deferred = self.deferred
         if not deferred:
             self.deferred_at = now
-        for output in self.port.take_outputs():
+        outputs = self.port.take_outputs()
+        for index, output in enumerate(outputs):
             if type(output) is Transmit:
                 _on_transmit(self, output, now)
+            elif type(output) is LoopbackChanged:  # the frames after it wait for the data plane (`set_loopback`): kept
+                deferred += outputs[index:]
+                break
             else:
                 deferred.append(output)
         self.services.schedule(self)
@@ -289,6 +318,37 @@ class PortRuntime:
     def log(self, _now: float, _kind: str, level: str, message: str, **fields: object) -> None:
         """A log line of the port (same signature as `limited`)."""
         self.services.journal.log(level, message, port=self.name, **fields)
+
+    # -- the loopback data plane ---------------------------------------------------------
+
+    def set_loopback(self, output: LoopbackChanged, now: float) -> None:
+        """Make the data plane loop, discard or forward as the engine now says, off the loop
+        (the actuator; about 30 ms of nft each).  Until it is done the port's OAMPDUs wait
+        (`WireGuard.paused`): the Information saying the port loops back must not reach the
+        peer before the port does, or the peer's first test frames would not come back.
+        They wait half the peer's lost-link time at most (the actuator may be busy with a
+        thousand ports' actions): then they go, and that is logged."""
+        if not self.wire.paused:  # at most half the peer's lost-link time, whatever the changes meanwhile
+            self.wire.paused = True
+            self.wire_paused_until = now + self.port.settings.lost_link_time / 2
+        step = LoopbackStep(self.name, ParserAction(output.parser_action), MuxAction(output.mux_action))
+        self.services.actuator.submit(loopback_key(self.name), Job(((LOOPBACK_PLANE, step),), self._loopback_done))
+
+    def _loopback_done(self, results: list[bool | ActionError], _now: float) -> None:
+        error = results[0]
+        self.loopback_error = str(error) if isinstance(error, ActionError) else None
+        if isinstance(error, ActionError):
+            self.services.journal.log("error", "loopback action failed", port=self.name, error=error)
+        if not self.services.actuator.pending(loopback_key(self.name)):  # else the next change's frames wait for it
+            self.resume_wire()
+
+    def resume_wire(self) -> None:
+        """Send what the port's loopback change held (the daemon stops: at once)."""
+        self.wire_paused_until = None
+        if self.wire.paused:
+            self.wire.paused = False
+            self._send_held()
+            self.services.schedule(self)
 
     # -- the port action ---------------------------------------------------------------
 
@@ -495,12 +555,8 @@ def _on_peer_link_events(runtime: PortRuntime, output: LinkEventsReceived, now: 
 
 
 def _on_loopback(runtime: PortRuntime, output: LoopbackChanged, now: float) -> bool:
-    name = runtime.name
     runtime.limited(now, "loopback", "notice", "loopback", status=LOOPBACK_NAMES[output.status], cause=output.cause)
-    try:
-        apply_loopback(name, output.parser_action, output.mux_action)
-    except ActionError as exc:
-        runtime.services.journal.log("error", "loopback action failed", port=name, error=exc)
+    runtime.set_loopback(output, now)
     return False
 
 

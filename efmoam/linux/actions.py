@@ -35,7 +35,8 @@ so it is split in halves and tried again until each bad table stands alone: one 
 error is its own, and costs about 2 log2(N) transactions.  The daemon runs its batches
 off the loop (`efmoam.daemon.actuator`).
 
-`apply_loopback` is the data plane of Clause 57 remote loopback, in a second table per port
+`LoopbackPlane` (its steps batched like blocks; `apply_loopback` for one port at once) is
+the data plane of Clause 57 remote loopback, in a second table per port
 (``efmoam_lb_<port>``) so that it composes with a block: parser LOOPBACK sends every
 received non-OAM frame back out of the same port unchanged (``fwd`` in the ingress hook),
 parser DISCARD drops them, mux DISCARD drops the non-OAM frames the port sends.  Frames
@@ -689,10 +690,11 @@ class LogOnlyBackend:
         return False
 
 
-def carry_out(backend: PortActionBackend, steps: Sequence[Step]) -> list[bool | ActionError]:
-    """Steps with one backend: in one batch for ``block``, one after the other otherwise.
-    For each, whether its port is out of service now, or its error."""
-    if isinstance(backend, BlockBackend):
+def carry_out(backend: PortActionBackend | LoopbackPlane, steps: Sequence[Any]) -> list[bool | ActionError]:
+    """Steps with one backend: in one batch for ``block`` and the loopback plane, one after
+    the other otherwise.  For each, whether its port is out of service now (the loopback
+    plane: whether its table is as wanted), or its error."""
+    if isinstance(backend, (BlockBackend, LoopbackPlane)):
         return backend.carry_out(steps)
     return [_one_step(backend, step) for step in steps]
 
@@ -729,10 +731,39 @@ def make_backend(kind: str, *, command: str | None = None, runner: Runner = run_
 # loopback data plane
 
 
+@dataclass(frozen=True)
+class LoopbackStep:
+    """A port's parser and multiplexer actions to set in the data plane (Clause 57.3.3)."""
+
+    ifname: str
+    parser: ParserAction
+    mux: MuxAction
+
+
+class LoopbackPlane:
+    """The loopback data plane of many ports: their tables in one nft transaction, read back
+    with one listing (the daemon hands its steps to the actuator, off the loop)."""
+
+    name: str = "loopback"
+
+    def __init__(self, runner: Runner = run_command, *, mark: int = LOOPBACK_MARK) -> None:
+        self.runner = runner  #: planes with the same runner batch their steps together
+        self.mark = mark
+
+    def carry_out(self, steps: Sequence[LoopbackStep]) -> list[bool | ActionError]:
+        """For each step, True when its port's table is as wanted now, or its error."""
+        return _carry_out(self.runner, [self._want(step) for step in steps])
+
+    def _want(self, step: LoopbackStep) -> _Want:
+        forward = step.parser is ParserAction.FORWARD and step.mux is MuxAction.FORWARD
+        table = None if forward else _loopback_table(step.ifname, step.parser, step.mux, self.mark)
+        return _Want(step.ifname, loopback_table_name(step.ifname), table)
+
+
 def apply_loopback(
     ifname: str, parser_action: int, mux_action: int, runner: Runner = run_command, *, mark: int = LOOPBACK_MARK
 ) -> None:
-    """Set the port's parser and multiplexer actions (Clause 57.3.3) in the data plane.
+    """Set the port's parser and multiplexer actions (Clause 57.3.3) in the data plane, at once.
 
     Parser LOOPBACK returns every received non-OAM frame out of the port unchanged, parser
     DISCARD drops them, mux DISCARD drops non-OAM frames the port sends (looped frames
@@ -740,14 +771,12 @@ def apply_loopback(
     `ValueError` for an undefined action value and `ActionError` when nft fails or the
     table does not read back as written.
     """
-    parser, mux = ParserAction(parser_action), MuxAction(mux_action)
+    step = LoopbackStep(ifname, ParserAction(parser_action), MuxAction(mux_action))
     check_ifname(ifname)
-    forward = parser is ParserAction.FORWARD and mux is MuxAction.FORWARD
-    table = None if forward else _loopback_table(ifname, parser, mux, mark)
-    _raised(_carry_out(runner, [_Want(ifname, loopback_table_name(ifname), table)])[0])
+    _raised(LoopbackPlane(runner, mark=mark).carry_out([step])[0])
 
 
 def end_loopbacks(ifnames: Sequence[str], runner: Runner = run_command) -> list[ActionError | None]:
     """Remove the loopback tables of many ports in one nft transaction; each one's error."""
-    results = _carry_out(runner, [_Want(ifname, loopback_table_name(ifname), None) for ifname in ifnames])
-    return [result if isinstance(result, ActionError) else None for result in results]
+    steps = [LoopbackStep(ifname, ParserAction.FORWARD, MuxAction.FORWARD) for ifname in ifnames]
+    return [result if isinstance(result, ActionError) else None for result in LoopbackPlane(runner).carry_out(steps)]

@@ -169,6 +169,7 @@ class Daemon:
         self.counter_file = workdir / f"counters-{name}.json"
         self.log_path = workdir / f"{name}.log"
         self.overrides: dict[str, Any] = {}
+        self.env: dict[str, str] = {}  #: added to the daemon's environment (PATH, for a wrapped command)
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self.expected_running = False  #: started by the test and not stopped or killed since
@@ -239,7 +240,7 @@ class Daemon:
             self.set_counters(errored_frames=0, frames_received=1000)
         self.starts += 1
         self.expected_running = True
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **self.env}
         env.pop("JOURNAL_STREAM", None)
         with open(self.log_path, "ab") as log:
             log.write(f"--- start {self.starts} ---\n".encode())

@@ -312,6 +312,7 @@ PORT = {
     "ifindex": INT,
     "counters": {"source": STR, "provides": {"errored_frames": STR, "frames_received": STR}, "error": OPT_STR},
     "action": {"backend": STR, "applied": BOOL, "pending": BOOL, "error": OPT_STR, "reapplied": INT},
+    "loopback_plane": {"pending": BOOL, "error": OPT_STR},
     "rx_rate_limited": INT,
     "rx_policed": {"peer": INT, "others": INT},
     "rx_kernel_drops": INT,

@@ -78,11 +78,13 @@ SETTINGS = {
 }
 
 
-def daemon_with_ports(tmp_path: Path, count: int) -> tuple[main.Daemon, Clock, io.StringIO]:
+def daemon_with_ports(
+    tmp_path: Path, count: int, defaults: dict[str, Any] | None = None
+) -> tuple[main.Daemon, Clock, io.StringIO]:
     clock, log = Clock(), io.StringIO()
     settings = {
         **SETTINGS, "daemon": {**SETTINGS["daemon"], "state_dir": str(tmp_path)},
-        "defaults": {**SETTINGS["defaults"], "counter_file": str(tmp_path / "counters.json")},
+        "defaults": {**SETTINGS["defaults"], "counter_file": str(tmp_path / "counters.json"), **(defaults or {})},
     }  # fmt: skip
     config = load_config_text(yaml.safe_dump(settings))
     daemon = main.Daemon(config, None, Journal(log, journald=False), clock=clock)
@@ -139,11 +141,12 @@ def test_a_long_poll_is_read_in_slices_and_the_wakeup_after_one_comes_at_once(tm
     assert not daemon.guard.errors
 
 
-def failing_ports(tmp_path: Path, ports: int) -> tuple[main.Daemon, Clock, io.StringIO]:
-    """`ports` operational ports (each has exchanged Information OAMPDUs with a peer engine)
-    with a baseline sample read, their counter file now saying every port is over its SF
-    threshold, the clock at the next poll; what was sent and logged so far forgotten."""
-    daemon, clock, log = daemon_with_ports(tmp_path, ports)
+def operational_ports(
+    tmp_path: Path, ports: int, defaults: dict[str, Any] | None = None
+) -> tuple[main.Daemon, Clock, io.StringIO, dict[str, OamPort]]:
+    """`ports` operational ports, each having exchanged Information OAMPDUs with a peer
+    engine (returned by port name), the clock 4 s on."""
+    daemon, clock, log = daemon_with_ports(tmp_path, ports, defaults)
     peers = {name: OamPort(runtime.port.settings, "02:00:00:ff:00:" + f"{i:02x}", now=clock.now)
              for i, (name, runtime) in enumerate(daemon.ports.items())}  # fmt: skip
     for name, peer in peers.items():
@@ -160,6 +163,14 @@ def failing_ports(tmp_path: Path, ports: int) -> tuple[main.Daemon, Clock, io.St
         assert port.oper_status.name == "OPERATIONAL", port.oper_status
         port.take_outputs()
     clock.now += 4.0
+    return daemon, clock, log, peers
+
+
+def failing_ports(tmp_path: Path, ports: int) -> tuple[main.Daemon, Clock, io.StringIO]:
+    """`ports` operational ports (`operational_ports`) with a baseline sample read, their
+    counter file now saying every port is over its SF threshold, the clock at the next
+    poll; what was sent and logged so far forgotten."""
+    daemon, clock, log, _ = operational_ports(tmp_path, ports)
     write_counters(tmp_path, ports, 0, 1000)
     daemon._due(clock())  # the baseline sample
     while daemon.poll.pending or daemon.poll.carrying:

@@ -16,12 +16,15 @@ import pytest
 from efmoam.linux.actions import (
     ActionError,
     BlockBackend,
+    LoopbackPlane,
+    LoopbackStep,
     Step,
     block_table_name,
     end_loopbacks,
     stale_block_tables,
     stale_loopback_tables,
 )
+from pdu import MuxAction, ParserAction
 from tests.linux.netns import ip, needs_root
 from tests.linux.test_actions import needs_nft, tables
 
@@ -183,3 +186,28 @@ def test_stale_loopback_tables_removed_in_one_transaction(ports: tuple[str, list
     assert removed[:50] == [None] * 50 and "invalid interface name" in str(removed[50])
     assert runner.taken() == [WRITE, LIST]
     assert tables(netns) == []
+
+
+@needs_root
+@needs_nft
+def test_loopback_changes_of_many_ports_in_one_transaction_composed_with_blocks(ports: tuple[str, list[str]]) -> None:
+    """The actuator's loopback plane: every port's table in one nft transaction and one
+    listing, whatever the mix of loop, discard and forward; a block of the same port stays."""
+    netns, names = ports
+    runner = Counting(netns)
+    assert BlockBackend(runner).carry_out([Step(names[0], True, ("link-fault",))]) == [True]
+    plane = LoopbackPlane(runner)
+    steps = [LoopbackStep(name, ParserAction.LOOPBACK, MuxAction.DISCARD) for name in names[:100]]
+    steps += [LoopbackStep(name, ParserAction.DISCARD, MuxAction.DISCARD) for name in names[100:150]]
+    runner.taken()
+    assert plane.carry_out(steps) == [True] * 150
+    assert runner.taken() == [LINKS, WRITE, LIST]
+    assert stale_loopback_tables(runner) == sorted(names[:150])
+    forward = [LoopbackStep(name, ParserAction.FORWARD, MuxAction.FORWARD) for name in names[:150]]
+    runner.taken()
+    assert (
+        plane.carry_out([*forward, LoopbackStep("bad name", ParserAction.FORWARD, MuxAction.FORWARD)])[:150]
+        == [True] * 150
+    )
+    assert runner.taken() == [WRITE, LIST]
+    assert stale_loopback_tables(runner) == [] and stale_block_tables(runner) == [names[0]]

@@ -96,3 +96,19 @@ def test_the_wire_guard_holds_a_bounded_number_of_frames() -> None:
     assert guard.dropped == 100 - 10 - 32
     assert guard.release_at == 1.005
     assert len(guard.release(1.005)) == 10
+
+
+def test_a_paused_wire_holds_every_frame_in_order_until_resumed() -> None:
+    guard = WireGuard()
+    assert guard.offer(b"before", 0.0) == b"before"
+    guard.paused = True
+    assert [guard.offer(bytes([n]), 0.1 * n) for n in range(3)] == [None, None, None]
+    assert guard.release_at is None and guard.release(5.0) == []  # no deadline, nothing out, while paused
+    assert list(guard.held) == [b"\x00", b"\x01", b"\x02"]
+    guard.paused = False
+    assert guard.release(5.0) == [b"\x00", b"\x01", b"\x02"]
+    assert guard.offer(b"after", 5.0) == b"after"
+    guard.paused = True
+    for _ in range(100):  # bounded while paused too
+        guard.offer(b"x", 6.0)
+    assert len(guard.held) == 32 and guard.dropped == 68

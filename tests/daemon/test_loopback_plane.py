@@ -1,0 +1,102 @@
+"""Remote loopback's data plane is changed off the loop, and the peer hears of it only once
+it is in place (`PortRuntime.set_loopback`).
+
+B's ``nft`` is slow here: a wrapper first in B's PATH sleeps `NFT_DELAY` seconds before the
+real nft (a loaded router, a ruleset of thousands of tables).  A starts remote loopback of B:
+
+* B's loop is not held by the change: its control socket answers throughout;
+* B's Information saying it loops back leaves only once its loopback table is in: the
+  first frame A sends once its own daemon reports remote loopback comes back;
+* the change is reported as on its way (``loopback_plane.pending``) while it is.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import socket
+import time
+from pathlib import Path
+
+from tests.daemon.lab import Lab
+from tests.linux.netns import in_netns
+
+NFT_DELAY = 0.4  #: seconds B's nft sleeps before each command (a change runs three: about 1.3 s)
+PROBE_ETHERTYPE = 0x88B5  #: IEEE local experimental: a test frame, not an OAMPDU
+ETH_P_ALL = 0x0003
+
+
+def slow_nft(directory: Path) -> str:
+    """A directory holding an ``nft`` that waits `NFT_DELAY` seconds, then runs the real one."""
+    real = shutil.which("nft")
+    assert real is not None
+    directory.mkdir()
+    wrapper = directory / "nft"
+    wrapper.write_text(f'#!/bin/sh\nsleep {NFT_DELAY}\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    return str(directory)
+
+
+def looped_back(lab: Lab, timeout: float = 1.0) -> bool:
+    """One test frame from A's port to B's; True when it comes back to A unchanged."""
+    mac_a, mac_b = (bytes.fromhex(lab.mac(side).replace(":", "")) for side in (lab.a, lab.b))
+    frame = mac_b + mac_a + PROBE_ETHERTYPE.to_bytes(2, "big") + os.urandom(46)
+
+    def open_socket() -> socket.socket:  # every frame, seen before A's ingress hook (A's parser discards)
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        sock.bind((lab.a.ifname, ETH_P_ALL))
+        return sock
+
+    sock = in_netns(lab.a.netns, open_socket)
+    try:
+        sock.send(frame)
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            if not select.select([sock], [], [], left)[0]:
+                return False
+            data, address = sock.recvfrom(2048)
+            if address[2] != socket.PACKET_OUTGOING and data[: len(frame)] == frame:
+                return True
+        return False
+    finally:
+        sock.close()
+
+
+def test_the_loopback_data_plane_is_in_place_before_the_peer_hears_and_the_loop_is_not_held(
+    lab: Lab, tmp_path: Path
+) -> None:
+    timing = {"transmit_interval": 0.8, "multiplier": 5}  # lost link 4 s: B's frames may wait 2 s
+    lab.a.overrides = {"defaults": timing}
+    lab.b.overrides = {"defaults": {**timing, "loopback": "process"}}
+    lab.b.env = {"PATH": f"{slow_nft(tmp_path / 'slow')}:{os.environ.get('PATH', '/usr/sbin:/usr/bin')}"}
+    lab.start()
+    assert lab.a.query("loopback", port="veth0", enable=True)
+    slowest, pending_seen = 0.0, False
+    deadline = time.monotonic() + 15
+    while True:
+        began = time.monotonic()
+        b = lab.b.fast_port()
+        slowest = max(slowest, time.monotonic() - began)
+        pending_seen |= b["loopback_plane"]["pending"]
+        a = lab.a.fast_port()
+        if a["loopback"]["status"] == "remoteLoopback" and not a["loopback_plane"]["pending"]:
+            break
+        assert time.monotonic() < deadline, (a["loopback"], b["loopback"], b["loopback_plane"])
+        time.sleep(0.02)
+    assert looped_back(lab), "A's first frame once it reports remote loopback did not come back"
+    assert slowest < 0.5, f"B's control socket took {slowest:.3f} s while its nft ran"  # held: over 1.2 s
+    assert b["loopback"]["status"] == "localLoopback" and b["loopback_plane"]["error"] is None
+    assert pending_seen, "B's change was never seen on its way"
+    assert "netdev efmoam_lb_veth1" in lab.nft_tables(lab.b)
+    assert not lab.b.log_entries("loopback data plane not ready")
+    assert lab.a.query("loopback", port="veth0", enable=False)
+    lab.wait_view(
+        lab.b,
+        lambda v: v["loopback"]["status"] == "noLoopback" and not v["loopback_plane"]["pending"],
+        10,
+        "B forwards",
+    )
+    lab.wait_for(lambda: "netdev efmoam_lb_veth1" not in lab.nft_tables(lab.b), 5, "B's loopback table removed")
+    assert not looped_back(lab, 0.3)
+    assert lab.b.running and lab.a.running
