@@ -28,8 +28,9 @@ answers `show`, receives OAMPDUs and honours SIGTERM.  Design:
   `DELIVER_PER_WAKEUP` jobs per wake-up (a thousand log lines at once would be a stall
   of their own).  A key is `pending` from `submit` until its job's ``on_done`` ran.
 * `close` at shutdown drops the queued jobs and waits at most `CLOSE_WAIT` seconds for
-  the batch in flight, then abandons it (a daemon thread): what is on the system is read
-  back at the next start.
+  the batch in flight (`CLOSE_WAIT_LONGER` more for one the daemon says so of: a loopback
+  change), then abandons it (a daemon thread): what is on the system is read back at the
+  next start.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ GATHER_QUIET = 0.02  #: seconds without a new job after which the queued ones le
 GATHER_MAX = 0.5  #: seconds the first queued job waits at most for others to join its batch
 GATHER_IDLE = 1.0  #: seconds after a batch finished from which the actuator is idle (no gathering)
 CLOSE_WAIT = 0.1  #: seconds `close` waits for the batch in flight (then abandons it: read back at the next start)
+CLOSE_WAIT_LONGER = 1.0  #: seconds more for a batch that changes what must not outlive the daemon (loopback)
 
 #: a job's results, one per step (whether the port is out of service now, or the step's error), and the time
 OnDone = Callable[[list[bool | ActionError], float], None]
@@ -152,16 +154,27 @@ class Actuator:
                 self._thread.start()
             self._inbox.put(batch)
 
-    def close(self) -> None:
-        """Drop the queued jobs, wait `CLOSE_WAIT` seconds at most for the batch in flight."""
+    def pending_keys(self) -> set[Hashable]:
+        """The keys with a job queued or in flight."""
+        return {*self._queued, *self._flight}
+
+    def close(self, longer_for: Callable[[Job], bool] = lambda _job: False) -> bool:
+        """Drop the queued jobs, wait `CLOSE_WAIT` seconds at most for the batch in flight,
+        `CLOSE_WAIT_LONGER` when it holds a job `longer_for` says must not be abandoned
+        lightly.  True when the batch was abandoned (still running)."""
         self._queued.clear()
         self._gathering = None
+        abandoned = False
         if self._thread is not None:
             self._inbox.put(None)
             self._thread.join(CLOSE_WAIT)
+            if self._thread.is_alive() and any(longer_for(job) for job in self._flight.values()):
+                self._thread.join(CLOSE_WAIT_LONGER)
+            abandoned = self._thread.is_alive()
         self._loop.forget(self._wake_r)
         self._wake_r.close()
         self._wake_w.close()
+        return abandoned
 
     # -- the loop's side ---------------------------------------------------------------
 

@@ -51,7 +51,6 @@ from efmoam.linux.actions import (
     LoopbackStep,
     PortActionBackend,
     Step,
-    apply_loopback,
     end_loopbacks,
     make_backend,
     stale_block_tables,
@@ -225,14 +224,11 @@ class Daemon:
                 time.sleep(0.01)
         self._stop_metrics()
         self._stop_snmp()
-        self.actuator.close()
+        self._end_loopbacks()
         state = self.services.state
         for runtime in self.ports.values():
             with contextlib.suppress(Exception):
                 state.update(runtime.name, runtime.port.saved_state(), now)
-            if runtime.port.loopback is not LoopbackStatus.NO_LOOPBACK:  # leave no loopback behind
-                with contextlib.suppress(ActionError):
-                    _end_loopback(runtime.name)
         close_all([runtime.sock for runtime in self.ports.values()])  # together: each close waits in the kernel
         self._save_now()
         self.poll.close()
@@ -244,13 +240,28 @@ class Daemon:
         self.services.events.close()
         self.journal.log("notice", "stopped", seconds=round(self._clock() - began, 3))  # (how long stopping took)
 
+    def _end_loopbacks(self) -> None:
+        """Stop the actuator and leave no loopback behind: the tables of every port in
+        loopback, or with a loopback change on its way (queued changes are dropped; one
+        in flight is waited for, `CLOSE_WAIT_LONGER` at most), in one nft transaction."""
+        keys = self.actuator.pending_keys()
+        changing = {key[0] for key in keys if isinstance(key, tuple) and key == loopback_key(key[0])}
+        abandoned = self.actuator.close(longer_for=_changes_loopback)
+        none = LoopbackStatus.NO_LOOPBACK
+        looping = {name for name, runtime in self.ports.items() if runtime.port.loopback is not none}
+        names = sorted(changing | looping)
+        for name, error in zip(names, end_loopbacks(names) if names else [], strict=True):
+            if error is not None:
+                self.journal.log("error", "loopback not ended", port=name, error=error)
+        if abandoned and changing:
+            self.journal.log("warning", "a loopback change was still on its way at exit; the next start removes it")
+
     def _save_now(self) -> None:
         state = self.services.state
         try:
             state.save(timeout=STATE_SAVE_WAIT)
         except OSError as exc:
             self.journal.log("error", "state not saved", path=state.path, error=exc)
-        state.close()
 
     def _settle_heap(self, now: float) -> None:
         frozen = heap.settle()
@@ -413,10 +424,12 @@ class Daemon:
         state = self.services.state
         self.actuator.orphan(name)  # what is on its way still runs; the runtime is not told
         self.actuator.orphan(loopback_key(name))
+        # no loopback outlives its port, whatever the removal (after what is on its way: a
+        # port back under the same name starts from no loopback)
+        forward = LoopbackStep(name, ParserAction.FORWARD, MuxAction.FORWARD)
+        self._release(loopback_key(name), (LOOPBACK_PLANE, forward), "loopback not ended")
         if release:
             self._release(name, (runtime.actions, Step(name, False)), "action not undone")
-            forward = LoopbackStep(name, ParserAction.FORWARD, MuxAction.FORWARD)
-            self._release(loopback_key(name), (LOOPBACK_PLANE, forward), "action not undone")
             state.forget(name, now)
         else:
             state.update(name, runtime.port.saved_state(), now)
@@ -602,8 +615,8 @@ class Daemon:
         return f"{len(self.ports)} ports, {up} sessions up, {out_of_service} out of service, {events} active events"
 
 
-def _end_loopback(name: str) -> None:
-    apply_loopback(name, ParserAction.FORWARD, MuxAction.FORWARD)
+def _changes_loopback(job: Job) -> bool:
+    return any(isinstance(backend, LoopbackPlane) for backend, _ in job.steps)
 
 
 def _end_blocks(names: list[str]) -> list[ActionError | None]:

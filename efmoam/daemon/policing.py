@@ -98,7 +98,7 @@ class WireGuard:
         self.held: deque[bytes] = deque()  #: frames waiting for the window, oldest first
         #: every frame waits until this is False again (a loopback change on its way to the data plane)
         self.paused = False
-        self.held_total = 0  #: frames that had to wait for the window
+        self.held_total = 0  #: frames that had to wait (for the window, or while paused)
         self.dropped = 0  #: frames lost because too many were waiting
 
     def free_at(self) -> float | None:

@@ -286,11 +286,16 @@ class PortRuntime:
         `flush` (the counter poll: a thousand ports failing at once notify their peers
         before anything is logged, saved or acted on).  Any input's `flush` carries them
         out before its own, so their order holds; the port is rescheduled now (a burst's
-        next copy, the budget's next slot)."""
+        next copy, the budget's next slot).  The frames after a loopback change are kept
+        with it, even from a later input: they wait for the data plane (`set_loopback`)."""
         deferred = self.deferred
         if not deferred:
             self.deferred_at = now
         outputs = self.port.take_outputs()
+        if deferred and any(type(output) is LoopbackChanged for output in deferred):
+            deferred += outputs  # a kept loopback change: every later frame waits for it too
+            self.services.schedule(self)
+            return
         for index, output in enumerate(outputs):
             if type(output) is Transmit:
                 _on_transmit(self, output, now)
@@ -326,9 +331,11 @@ class PortRuntime:
         (the actuator; about 30 ms of nft each).  Until it is done the port's OAMPDUs wait
         (`WireGuard.paused`): the Information saying the port loops back must not reach the
         peer before the port does, or the peer's first test frames would not come back.
-        They wait half the peer's lost-link time at most (the actuator may be busy with a
-        thousand ports' actions): then they go, and that is logged."""
-        if not self.wire.paused:  # at most half the peer's lost-link time, whatever the changes meanwhile
+        They wait at most half the port's lost-link time (the peer's is normally the same;
+        the actuator may be busy with a thousand ports' actions): then they go, and that is
+        logged.  A change that fails is logged (`loopback_error`) and the frames go: the
+        engine's state stays what the peer asked for."""
+        if not self.wire.paused:  # at most half the lost-link time, whatever the changes meanwhile
             self.wire.paused = True
             self.wire_paused_until = now + self.port.settings.lost_link_time / 2
         step = LoopbackStep(self.name, ParserAction(output.parser_action), MuxAction(output.mux_action))

@@ -12,12 +12,13 @@ writes at once (shutdown).  A failed write is counted (`save_failures`, `last_er
 retried at the next interval while the store is dirty; it never raises out of `flush`.
 
 With ``background=True`` (the daemon) the file's content is made in the caller's thread,
-and its write, fsync and rename are made on one worker thread: a slow or stalled disk
+and its write, fsync and rename are made on a thread of their own: a slow or stalled disk
 (an fsync of 50 ms under load, a frozen file system) never holds the loop.  One write is
 in flight at most; `flush` then writes nothing, and its outcome is taken in (counted,
-`dirty` cleared if nothing changed since) by the next `flush`, `next_deadline` or read of
-the counts, all on the loop's thread.  `save` waits for the write in flight, then writes,
-each at most `timeout` seconds: a SIGTERM is not held by a disk that does not answer.
+`dirty` cleared if nothing changed since) by the next `flush` or read of the counts.
+`save` waits for the write in flight, then writes, `timeout` seconds at most in all: a
+SIGTERM is not held by a disk that does not answer.  `last_saved_at` is when the write
+began.
 
 The file is input like any other: `load` reads it bounded (`STATE_FILE_LIMIT`) and never
 raises.  A file that cannot be read, is not JSON, or is not of the known shape is renamed
@@ -33,9 +34,10 @@ import contextlib
 import json
 import math
 import os
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, TimeoutError as FutureTimeout
+from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
@@ -128,9 +130,8 @@ class StateStore:
         self._next_write = -math.inf
         #: port -> (the snapshot, its JSON text): a write encodes only what changed
         self._encoded: dict[str, tuple[object, str]] = {}
-        #: the worker thread's executor (``background``; started with the first write)
         self._background = background
-        self._executor: ThreadPoolExecutor | None = None
+        self._taking_in = threading.Lock()
         #: the write in flight: its outcome, the change count it wrote, its ``now``
         self._in_flight: tuple[Future[None], int, float] | None = None
         #: changes made so far: a write clears `dirty` only if none was made since it began
@@ -279,8 +280,9 @@ class StateStore:
     def next_deadline(self) -> float | None:
         """When the pending write is due (`flush` writes then), None when there is none.
         A change made without ``now`` before any write is due at once: -inf.  While a
-        background write is in flight: its interval's end, to take its outcome in."""
-        return self._next_write if self.dirty else None
+        background write is in flight: its interval's end, to take its outcome in.
+        Reads only (the loop asks it outside its lock, while a scrape may read the counts)."""
+        return self._next_write if self._dirty else None
 
     def flush(self, now: float, force: bool = False) -> bool:
         """Write a dirty store if a write is due at `now` (or `force`); True when written
@@ -304,43 +306,36 @@ class StateStore:
         """Write at once, dirty or not (shutdown); raises OSError when the write fails or,
         with ``background``, does not finish within `timeout` seconds (None: no limit)."""
         now = self._clock() if now is None else now
-        self._wait(timeout, "the write in flight")
+        give_up = None if timeout is None else time.monotonic() + timeout
+        self._wait(give_up, timeout, "the write in flight")
         try:
             self._write(now)
         except (ValueError, TypeError, RecursionError, MemoryError) as exc:
             raise OSError(f"state not written: {exc}") from exc
         if self._in_flight is not None:
             future = self._in_flight[0]
-            self._wait(timeout, "the write")
+            self._wait(give_up, timeout, "the write")
             failure = future.exception()
             if failure is not None:
                 raise failure if isinstance(failure, OSError) else OSError(f"state not written: {failure}")
 
-    def _wait(self, timeout: float | None, what: str) -> None:
-        """Wait for the background write in flight, at most `timeout` seconds; raises
-        OSError when it is still in flight then."""
+    def _wait(self, give_up: float | None, timeout: float | None, what: str) -> None:
+        """Wait for the background write in flight, until `give_up` (monotonic; None: no
+        limit); raises OSError when it is still in flight then."""
         if self._in_flight is None:
             return
         with contextlib.suppress(FutureTimeout):
-            self._in_flight[0].exception(timeout)
+            self._in_flight[0].exception(None if give_up is None else max(0.0, give_up - time.monotonic()))
         self._take_in()
         if self._in_flight is not None:
             raise OSError(f"state not written: {what} did not finish within {timeout} s")
-
-    def close(self) -> None:
-        """Stop the worker thread (a write in flight goes on; nothing waits for it)."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
-            self._executor = None
 
     def _write(self, now: float) -> None:
         self._next_write = now + self.min_interval
         try:
             data = self._encode()
             if self._background:
-                if self._executor is None:
-                    self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="efmoam-state")
-                future = self._executor.submit(_write_atomically, self.path, data, self.path.with_suffix(".tmp"))
+                future = _in_background(_write_atomically, self.path, data, self.path.with_suffix(".tmp"))
                 self._in_flight = (future, self._changes, now)
                 return
             _write_atomically(self.path, data, self.path.with_suffix(".tmp"))
@@ -350,11 +345,16 @@ class StateStore:
         self._written(now, self._changes)
 
     def _take_in(self) -> None:
-        """Count the background write's outcome once it has one (on the caller's thread)."""
-        if self._in_flight is None or not self._in_flight[0].done():
+        """Count the background write's outcome once it has one, once whatever the threads
+        reading the counts (the loop's, a scrape's)."""
+        in_flight = self._in_flight
+        if in_flight is None or not in_flight[0].done():
             return
-        future, changes, now = self._in_flight
-        self._in_flight = None
+        with self._taking_in:
+            if self._in_flight is not in_flight:
+                return  # taken in meanwhile
+            self._in_flight = None
+        future, changes, now = in_flight
         exc = future.exception()
         if exc is None:
             self._written(now, changes)
@@ -385,6 +385,26 @@ class StateStore:
         for name in self._encoded.keys() - self.ports.keys():
             del self._encoded[name]
         return f'{{"version":{VERSION},"ports":{{{",".join(parts)}}}}}'.encode()
+
+
+def _in_background(function: Callable[..., None], *args: Any) -> Future[None]:
+    """`function(*args)` on a thread of its own, its outcome in the future returned.
+
+    A daemon thread, not an executor's: the interpreter's exit joins an executor's workers,
+    so a write stuck on a disk that does not answer would hold the daemon's exit after
+    `StateStore.save` gave up on it."""
+    future: Future[None] = Future()
+
+    def run() -> None:
+        try:
+            function(*args)
+        except BaseException as exc:  # handed over; taken in on the loop's thread
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
+
+    threading.Thread(target=run, name="efmoam-state", daemon=True).start()
+    return future
 
 
 def _encoded(snapshot: dict[str, Any]) -> str:

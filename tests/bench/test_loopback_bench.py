@@ -40,7 +40,9 @@ def measure(workdir: Path, tree: str | None) -> dict[str, Any]:
         for _ in range(CYCLES):
             for enable, status in ((True, "remoteLoopback"), (False, "noLoopback")):
                 lab.a.query("loopback", port="veth0", enable=enable)
+                give_up = time.monotonic() + 30
                 while True:
+                    assert time.monotonic() < give_up, f"A never reported {status}"
                     asked = time.monotonic()
                     lab.b.fast_port()
                     slowest_show = max(slowest_show, time.monotonic() - asked)

@@ -9,6 +9,8 @@ thousand ports' actions."""
 from __future__ import annotations
 
 import io
+import threading
+import time
 from pathlib import Path
 
 from efmoam.core import LoopbackChanged, OamPort, Transmit
@@ -62,3 +64,36 @@ def test_the_poll_keeps_the_frames_made_after_a_loopback_change(tmp_path: Path) 
     assert kinds[0] is LoopbackChanged and Transmit in kinds
     runtime.flush(clock.now)  # carried out in order: the change first, so its frames wait
     assert sent == [] and runtime.wire.paused and runtime.wire.held
+
+
+def test_a_later_input_s_frames_wait_behind_a_kept_loopback_change(tmp_path: Path) -> None:
+    """The poll kept a loopback change: a keep-alive due before it is carried out is kept
+    behind it, not sent (it would tell the peer of a loopback not yet in place)."""
+    _, clock, _, runtime, _ = enabled_by_the_peer(tmp_path)
+    sent = runtime.sock.sent  # type: ignore[attr-defined]
+    runtime.send_first(clock.now)
+    kept = len(runtime.deferred)
+    runtime.timer(clock.now + 1.5)  # its next keep-alive (a 1 s transmit interval)
+    assert sent == [] and len(runtime.deferred) > kept and Transmit in map(type, runtime.deferred[kept:])
+
+
+def test_the_change_done_sends_what_waited_and_reports_its_error(tmp_path: Path) -> None:
+    """Through the daemon's real actuator and loop: nft refuses (the port is no device
+    here), so the error is kept and logged, and the frames that waited go."""
+    daemon, clock, log, runtime, _ = enabled_by_the_peer(tmp_path)
+    sent = runtime.sock.sent  # type: ignore[attr-defined]
+    runtime.flush(clock.now)
+    assert runtime.wire.paused and sent == []
+    give_up = time.monotonic() + 20
+    daemon.loop.run(
+        daemon.actuator.service,
+        lambda now: now + 0.01,
+        lambda: not daemon.actuator.pending(loopback_key("p0")) or time.monotonic() > give_up,
+        threading.Lock(),
+    )
+    assert not daemon.actuator.pending(loopback_key("p0"))
+    assert runtime.loopback_error is not None and "p0" in runtime.loopback_error
+    assert "loopback action failed port=p0" in log.getvalue()
+    assert not runtime.wire.paused and runtime.wire_paused_until is None
+    assert [frame[17] for frame in sent][:1] == [Code.INFORMATION]
+    assert "not ready" not in log.getvalue()

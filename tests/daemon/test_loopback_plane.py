@@ -17,9 +17,11 @@ import select
 import shutil
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from tests.daemon.lab import Lab
+from tests.daemon.lab import Lab, run
 from tests.linux.netns import in_netns
 
 NFT_DELAY = 0.4  #: seconds B's nft sleeps before each command (a change runs three: about 1.3 s)
@@ -36,6 +38,21 @@ def slow_nft(directory: Path) -> str:
     wrapper.write_text(f'#!/bin/sh\nsleep {NFT_DELAY}\nexec {real} "$@"\n')
     wrapper.chmod(0o755)
     return str(directory)
+
+
+def start_with_a_slow_nft_on_b(lab: Lab, tmp_path: Path) -> None:
+    """Both daemons up, B processing loopback commands with a slow nft; a lost-link time of
+    4 s, so B's frames may wait 2 s for a change."""
+    timing = {"transmit_interval": 0.8, "multiplier": 5}
+    lab.a.overrides = {"defaults": timing}
+    lab.b.overrides = {"defaults": {**timing, "loopback": "process"}}
+    lab.b.env = {"PATH": f"{slow_nft(tmp_path / 'slow')}:{os.environ.get('PATH', '/usr/sbin:/usr/bin')}"}
+    lab.start()
+
+
+def settled(status: str) -> Callable[[dict[str, Any]], bool]:
+    """A view predicate: the port's loopback status is `status`, no change on its way."""
+    return lambda view: view["loopback"]["status"] == status and not view["loopback_plane"]["pending"]
 
 
 def looped_back(lab: Lab, timeout: float = 1.0) -> bool:
@@ -66,11 +83,7 @@ def looped_back(lab: Lab, timeout: float = 1.0) -> bool:
 def test_the_loopback_data_plane_is_in_place_before_the_peer_hears_and_the_loop_is_not_held(
     lab: Lab, tmp_path: Path
 ) -> None:
-    timing = {"transmit_interval": 0.8, "multiplier": 5}  # lost link 4 s: B's frames may wait 2 s
-    lab.a.overrides = {"defaults": timing}
-    lab.b.overrides = {"defaults": {**timing, "loopback": "process"}}
-    lab.b.env = {"PATH": f"{slow_nft(tmp_path / 'slow')}:{os.environ.get('PATH', '/usr/sbin:/usr/bin')}"}
-    lab.start()
+    start_with_a_slow_nft_on_b(lab, tmp_path)
     assert lab.a.query("loopback", port="veth0", enable=True)
     slowest, pending_seen = 0.0, False
     deadline = time.monotonic() + 15
@@ -91,12 +104,34 @@ def test_the_loopback_data_plane_is_in_place_before_the_peer_hears_and_the_loop_
     assert "netdev efmoam_lb_veth1" in lab.nft_tables(lab.b)
     assert not lab.b.log_entries("loopback data plane not ready")
     assert lab.a.query("loopback", port="veth0", enable=False)
-    lab.wait_view(
-        lab.b,
-        lambda v: v["loopback"]["status"] == "noLoopback" and not v["loopback_plane"]["pending"],
-        10,
-        "B forwards",
-    )
+    lab.wait_view(lab.b, settled("noLoopback"), 10, "B forwards")
     lab.wait_for(lambda: "netdev efmoam_lb_veth1" not in lab.nft_tables(lab.b), 5, "B's loopback table removed")
     assert not looped_back(lab, 0.3)
     assert lab.b.running and lab.a.running
+
+
+def test_a_loopback_change_on_its_way_at_shutdown_leaves_no_table(lab: Lab, tmp_path: Path) -> None:
+    """SIGTERM while B's loopback table is being written: B waits for it, then returns the
+    port to forwarding before it exits (a stopped daemon must not keep looping traffic)."""
+    start_with_a_slow_nft_on_b(lab, tmp_path)
+    assert lab.a.query("loopback", port="veth0", enable=True)
+    lab.wait_view(lab.b, lambda v: v["loopback_plane"]["pending"], 10, "B's change on its way")
+    lab.b.stop(timeout=30)
+    assert "netdev efmoam_lb_veth1" not in lab.nft_tables(lab.b)
+    assert not lab.b.log_entries("loopback not ended") and not lab.b.log_entries("still on its way at exit")
+
+
+def test_a_port_that_starts_again_under_a_new_mac_loops_nothing(lab: Lab) -> None:
+    """A port removed (here: its MAC address changed, so it starts again) leaves no loopback
+    table behind: its return starts from no loopback."""
+    lab.b.overrides = {"defaults": {"loopback": "process"}}
+    lab.start()
+    assert lab.a.query("loopback", port="veth0", enable=True)
+    lab.wait_view(lab.b, settled("localLoopback"), 10, "B loops")
+    assert "netdev efmoam_lb_veth1" in lab.nft_tables(lab.b)
+    run(["ip", "-n", lab.b.netns, "link", "set", "veth1", "address", "02:00:00:00:bb:02"])
+    lab.wait_for(lambda: "netdev efmoam_lb_veth1" not in lab.nft_tables(lab.b), 10, "B's loopback table removed")
+    lab.wait_view(
+        lab.b, lambda v: v["mac"] == "02:00:00:00:bb:02" and v["loopback"]["status"] == "noLoopback", 10, "B again"
+    )
+    assert "netdev efmoam_lb_veth1" not in lab.nft_tables(lab.b)

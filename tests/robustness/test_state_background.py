@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 import pytest
 
 from efmoam.daemon.state import StateStore
-from tests.robustness.files_support import run_child
+from tests.robustness.files_support import _PRELUDE as PRELUDE, run_child
 
 UNSHARE = ["unshare", "--mount", "--propagation", "private"]
 
@@ -47,7 +48,6 @@ def test_a_background_write_is_counted_once_it_is_done(tmp_path: Path) -> None:
     assert settled(store).saves == 1 and not store.dirty and store.last_saved_at == 10.0
     assert json.loads(store.path.read_text())["ports"]["eth0"] == snapshot(0)
     assert store.next_deadline() is None
-    store.close()
 
 
 def test_a_change_made_while_the_write_is_in_flight_stays_dirty(tmp_path: Path) -> None:
@@ -60,7 +60,6 @@ def test_a_change_made_while_the_write_is_in_flight_stays_dirty(tmp_path: Path) 
     assert store.flush(11.0)
     assert settled(store).saves == 2 and not store.dirty
     assert json.loads(store.path.read_text())["ports"]["eth0"] == snapshot(1)
-    store.close()
 
 
 def test_a_failed_background_write_is_counted_and_retried(tmp_path: Path) -> None:
@@ -81,7 +80,6 @@ def test_a_failed_background_write_is_counted_and_retried(tmp_path: Path) -> Non
     assert (settled(store).saves, store.save_failures, store.dirty, store.last_error) == (1, 2, False, None)
     store.save(12.0, timeout=5)
     assert store.saves == 2 and store.last_saved_at == 12.0
-    store.close()
 
 
 def _can_freeze() -> bool:
@@ -144,7 +142,6 @@ try:
     store.save(5.0, timeout=5)
     with open(store.path) as stream:
         steps["final"] = json.load(stream)["ports"]["eth0"]
-    store.close()
 finally:
     thaw()
 report(outcome="returned", **steps)
@@ -165,3 +162,60 @@ def test_a_frozen_file_system_does_not_hold_the_caller(tmp_path: Path) -> None:
     assert result["thawed"] == [False, 3, True, 0]  # written once thawed; the change at 3.0 is still to write
     assert result["on_disk"] == {"n": 2}
     assert result["final"] == {"n": 3}
+
+
+STUCK_AT_EXIT = """
+import atexit, os, subprocess
+from efmoam.daemon.state import StateStore
+mountpoint = sys.argv[1]
+store = StateStore(os.path.join(mountpoint, "state"), background=True)
+store.update("eth0", {"n": 1}, 0.0)
+store.save(0.0, timeout=5)
+subprocess.run(["fsfreeze", "-f", mountpoint], check=True)
+store.update("eth0", {"n": 2}, 1.0)
+try:
+    store.save(1.0, timeout=0.2)  # the shutdown's save gives up on the stuck write
+    gave_up = None
+except OSError as exc:
+    gave_up = str(exc)
+atexit.register(lambda: print(json.dumps({"finalized": time.time()}), flush=True))
+report(outcome="returned", gave_up=gave_up, exiting=time.time())
+"""
+
+#: in a private mount namespace: the file system, the child, and its thaw 3 s on by this
+#: shell whatever the child does (a process whose thread is stuck on a frozen file system
+#: cannot end, nor can its own threads thaw it once its interpreter is finalizing)
+STUCK_SHELL = """
+set -e
+mkfs.ext4 -q -F "$1/fs.img"
+mkdir "$1/mnt"
+mount -o loop "$1/fs.img" "$1/mnt" || { echo '{"outcome": "no loop device"}'; exit 0; }
+trap 'fsfreeze -u "$1/mnt" 2>/dev/null || true' EXIT
+"$2" -c "$3" "$1/mnt" &
+child=$!
+sleep 3
+fsfreeze -u "$1/mnt" 2>/dev/null || true
+echo "{\\"thawed\\": $(date +%s.%N)}"
+wait $child
+"""
+
+
+@pytest.mark.skipif(not _can_freeze(), reason="needs root, unshare --mount, fsfreeze and mkfs.ext4")
+def test_a_write_stuck_on_the_disk_does_not_hold_the_exit(tmp_path: Path) -> None:
+    """The daemon exits once `save` gave up: the interpreter's exit does not wait for a
+    write the disk holds (it would for an executor's worker)."""
+    with open(tmp_path / "fs.img", "wb") as stream:
+        stream.truncate(8 * 1024 * 1024)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    command = [*UNSHARE, "sh", "-c", STUCK_SHELL, "sh", str(tmp_path), sys.executable, PRELUDE + STUCK_AT_EXIT]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, check=False)
+    records: dict[str, Any] = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("{"):
+            records.update(json.loads(line))
+    if records.get("outcome") == "no loop device":
+        pytest.skip("no loop device here")
+    assert records.get("outcome") == "returned", (done.stdout, done.stderr[-2000:])
+    assert records["gave_up"] == "state not written: the write did not finish within 0.2 s"
+    assert records["finalized"] < records["thawed"], records  # the exit did not wait for the disk
+    assert records["finalized"] - records["exiting"] < 1.0, records
