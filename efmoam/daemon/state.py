@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from efmoam.linux.files import STATE_FILE_LIMIT, read_untrusted
 
@@ -77,6 +77,25 @@ def _write_atomically(path: Path, data: bytes, temporary: Path) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
+
+
+T = TypeVar("T")
+
+
+class _TakenIn(Generic[T]):
+    """A count of `StateStore` (``name``), read from ``_name`` once the background write's
+    outcome is taken in: what show and metrics read is what reached the disk."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._private = "_" + name
+
+    def __get__(self, store: StateStore, owner: type | None = None) -> T:
+        store._take_in()
+        value: T = getattr(store, self._private)
+        return value
+
+    def __set__(self, store: StateStore, value: T) -> None:  # read-only: the store counts
+        raise AttributeError(f"{self._private[1:]} is counted by the store")
 
 
 class StateStore:
@@ -139,35 +158,12 @@ class StateStore:
 
     # -- what show and metrics read (a finished background write counted first) ----------
 
-    @property
-    def dirty(self) -> bool:
-        self._take_in()
-        return self._dirty
-
-    @property
-    def saves(self) -> int:
-        self._take_in()
-        return self._saves
-
-    @property
-    def save_failures(self) -> int:
-        self._take_in()
-        return self._save_failures
-
-    @property
-    def last_error(self) -> str | None:
-        self._take_in()
-        return self._last_error
-
-    @property
-    def last_saved_at(self) -> float | None:
-        self._take_in()
-        return self._last_saved_at
-
-    @property
-    def last_failed_at(self) -> float | None:
-        self._take_in()
-        return self._last_failed_at
+    dirty: _TakenIn[bool] = _TakenIn()
+    saves: _TakenIn[int] = _TakenIn()
+    save_failures: _TakenIn[int] = _TakenIn()
+    last_error: _TakenIn[str | None] = _TakenIn()
+    last_saved_at: _TakenIn[float | None] = _TakenIn()
+    last_failed_at: _TakenIn[float | None] = _TakenIn()
 
     @property
     def writing(self) -> bool:
