@@ -20,8 +20,8 @@ answers `show`, receives OAMPDUs and honours SIGTERM.  Design:
   batch is cheaper than several (measured: 1.06 s for 1,024 at once; 1.5 s as 10, 430
   and 584).
 * The worker groups a batch's steps by backend: every ``block`` step with the same
-  runner goes to `BlockBackend.carry_out` together (one nft transaction, one read-back
-  listing), every remote loopback step to `LoopbackPlane.carry_out` likewise, the other
+  runner goes to `BlockBackend.carry_out` together (one nft transaction, one
+  read-back), every remote loopback step to `LoopbackPlane.carry_out` likewise, the other
   backends' steps run one after the other.  Then it writes a byte
   on a socket the loop watches.
 * The loop delivers each job's results to its ``on_done`` under the guard, at most

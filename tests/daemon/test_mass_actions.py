@@ -58,7 +58,8 @@ def test_every_port_out_of_service_at_once_and_back(mass: MassLab) -> None:
     calls = mass.nft_calls()[before:]
     # a few batches (the Dying Gasps arrive over some wake-ups), never one per port
     assert 1 <= transactions(calls) <= 8, calls
-    assert listings(calls) <= transactions(calls) + 2, calls
+    # many tables are read back from the kernel over nfnetlink, never by nft's slow listing
+    assert listings(calls) == 0, calls
 
     before = len(mass.nft_calls())  # the lost-link timers end the peer's flag events: all back at once
     wait_for(lambda: mass.blocked() == 0, mass.lost_link_time + 30, "every block removed", context=mass.logs)

@@ -229,6 +229,29 @@ def test_every_port_s_event_notification_leaves_before_anything_is_logged(
     assert not daemon.guard.errors
 
 
+def test_at_shutdown_every_port_s_dying_gasp_leaves_before_anything_is_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A power loss leaves milliseconds: the Dying Gasp of every port is on its socket
+    before the first port's event is logged or saved."""
+    ports = 20
+    daemon, clock, log, _ = operational_ports(tmp_path, ports)
+    for runtime in daemon.ports.values():
+        runtime.sock.sent.clear()  # type: ignore[attr-defined]
+    order = Order(monkeypatch)
+    clock.step = 0.01  # the shutdown waits 0.15 s for the budget's next slot
+    monkeypatch.setattr(main, "close_all", lambda sockets: [sock.close() for sock in sockets])  # fake sockets
+    daemon._shutdown()
+    assert order.seen == [f"frames p{i}" for i in range(ports)] + [f"rest p{i}" for i in range(ports)]
+    for name, runtime in daemon.ports.items():
+        sent = runtime.sock.sent  # type: ignore[attr-defined]
+        assert sent, name
+        assert Flag.DYING_GASP in Flag(int.from_bytes(sent[0][15:17], "big")), name
+    lines = [line for line in log.getvalue().splitlines() if "type=dyingGaspEvent" in line]
+    assert len(lines) == ports
+    assert f"dying gasp ports={ports}" in log.getvalue()
+
+
 def test_the_frames_come_first_across_slices_and_the_next_poll_waits_for_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -202,7 +202,7 @@ def test_command_failures_become_action_errors() -> None:
 
     with pytest.raises(ActionError, match="Could not process rule") as info:
         stale_block_tables(failing)
-    assert info.value.command[:2] == ("nft", "-j") and info.value.stderr == "Error: Could not process rule"
+    assert info.value.command[:2] == ("nft", "list") and info.value.stderr == "Error: Could not process rule"
     with pytest.raises(ActionError, match="could not be run"):
         BlockBackend(missing).return_to_service("eth0")
 
