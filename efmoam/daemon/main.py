@@ -23,14 +23,14 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any
 
 from efmoam.config import Config, ConfigError, PortProfile, load_config, load_default_config
-from efmoam.core import LoopbackStatus, OamPort
+from efmoam.core import OamPort
 from efmoam.core.discovery import DiscoveryState
-from efmoam.daemon import access, heap, operations, privileges
-from efmoam.daemon.actuator import Actuator, Job
+from efmoam.daemon import access, heap, operations, privileges, tables
+from efmoam.daemon.actuator import Actuator
 from efmoam.daemon.commands import Commands
 from efmoam.daemon.control import ControlError, ControlServer, Peer
 from efmoam.daemon.eventstream import EventStream
@@ -39,35 +39,21 @@ from efmoam.daemon.loop import Deadlines, Loop, drain, signals
 from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.policing import RxPolicer
 from efmoam.daemon.polling import SLICE, CounterPoll
-from efmoam.daemon.runtime import LOOPBACK_PLANE, PortRuntime, Services, loopback_key
+from efmoam.daemon.runtime import PortRuntime, Services, loopback_key
 from efmoam.daemon.sdnotify import StatusLine, notify
 from efmoam.daemon.snmp import SnmpAgent
 from efmoam.daemon.state import StateStore
 from efmoam.daemon.tracking import Tracking
-from efmoam.linux.actions import (
-    ActionError,
-    BlockBackend,
-    LoopbackPlane,
-    LoopbackStep,
-    PortActionBackend,
-    Step,
-    end_loopbacks,
-    make_backend,
-    stale_block_tables,
-    stale_loopback_tables,
-)
+from efmoam.linux.actions import Step, make_backend
 from efmoam.linux.counters import CounterError
 from efmoam.linux.ethtool import EthtoolIoctl, LinkMode
 from efmoam.linux.netlink import Link, LinkEvent, LinkMonitor
 from efmoam.linux.packet import OamSocket, close_all
-from pdu import MuxAction, ParserAction
 
 #: seconds a thread runs Python before another waiting for the GIL gets it (CPython's
 #: default is 5 ms): a metrics scrape on its own thread holds the loop back for at most
 #: about this long between two of its batches
 GIL_SWITCH_INTERVAL = 0.001
-#: what `Daemon._release` hands the actuator
-ReleaseStep = tuple[PortActionBackend, Step] | tuple[LoopbackPlane, LoopbackStep]
 #: seconds the shutdown waits for the state file's write (a disk that does not answer must not hold a SIGTERM)
 STATE_SAVE_WAIT = 2.0
 
@@ -199,7 +185,7 @@ class Daemon:
             self._consider(link, now)
         self._settle_heap_at = None  # settled now, before serving: a full collection is a stall (`heap`)
         self._settle_heap(self._clock())
-        self._reconcile_tables()
+        tables.reconcile(self.journal, self._out_of_service)
         self._start_metrics()
         self._start_snmp()
         self.status.send_now(self._clock(), "READY=1")
@@ -227,7 +213,7 @@ class Daemon:
                 time.sleep(0.01)
         self._stop_metrics()
         self._stop_snmp()
-        self._end_loopbacks()
+        tables.end_loopbacks_at_exit(self.actuator, self.journal, self.ports.values())
         state = self.services.state
         for runtime in self.ports.values():
             with contextlib.suppress(Exception):
@@ -242,22 +228,6 @@ class Daemon:
         self.commands.close()
         self.services.events.close()
         self.journal.log("notice", "stopped", seconds=round(self._clock() - began, 3))  # (how long stopping took)
-
-    def _end_loopbacks(self) -> None:
-        """Stop the actuator and leave no loopback behind: the tables of every port in
-        loopback, or with a loopback change on its way (queued changes are dropped; one
-        in flight is waited for, `CLOSE_WAIT_LONGER` at most), in one nft transaction."""
-        keys = self.actuator.pending_keys()
-        changing = {key[0] for key in keys if isinstance(key, tuple) and key == loopback_key(key[0])}
-        abandoned = self.actuator.close(longer_for=_changes_loopback)
-        none = LoopbackStatus.NO_LOOPBACK
-        looping = {name for name, runtime in self.ports.items() if runtime.port.loopback is not none}
-        names = sorted(changing | looping)
-        for name, error in zip(names, end_loopbacks(names) if names else [], strict=True):
-            if error is not None:
-                self.journal.log("error", "loopback not ended", port=name, error=error)
-        if abandoned and changing:
-            self.journal.log("warning", "a loopback change was still on its way at exit; the next start removes it")
 
     def _save_now(self) -> None:
         state = self.services.state
@@ -425,14 +395,10 @@ class Daemon:
         runtime.sock.close()
         now = self._clock()
         state = self.services.state
-        self.actuator.orphan(name)  # what is on its way still runs; the runtime is not told
-        self.actuator.orphan(loopback_key(name))
         # no loopback outlives its port, whatever the removal (after what is on its way: a
         # port back under the same name starts from no loopback)
-        forward = LoopbackStep(name, ParserAction.FORWARD, MuxAction.FORWARD)
-        self._release(loopback_key(name), (LOOPBACK_PLANE, forward), "loopback not ended")
+        tables.release_port(self.actuator, self.journal, runtime, to_service=release)
         if release:
-            self._release(name, (runtime.actions, Step(name, False)), "action not undone")
             state.forget(name, now)
         else:
             state.update(name, runtime.port.saved_state(), now)
@@ -468,37 +434,6 @@ class Daemon:
             mode = _link_mode(link.name)
             runtime.port.set_link(link.carrier, now=now, speed_mbps=mode.speed_mbps, half_duplex=mode.half_duplex)
             runtime.flush(now)
-
-    def _release(self, key: Hashable, step: ReleaseStep, failed: str | None = None) -> None:
-        """Return a port to service, or end its loopback: `step`, off the loop (under the
-        actuator's `key`, after what is on its way there); `failed`: the log line if that fails."""
-
-        def done(results: list[bool | ActionError], _now: float) -> None:
-            if failed is not None and isinstance(results[0], ActionError):
-                self.journal.log("error", failed, port=step[1].ifname, error=results[0])
-
-        self.actuator.submit(key, Job((step,), done))
-
-    def _reconcile_tables(self) -> None:
-        """Remove the nftables tables a previous run left behind: blocks of ports that are
-        not out of service now, and every loopback table (no loopback survives a restart).
-        Each kind in one nft transaction (before the loop runs)."""
-        Remove = Callable[[list[str]], list[ActionError | None]]
-        kinds: tuple[tuple[str, Callable[[], list[str]], Remove, Callable[[str], bool]], ...] = (
-            ("block", stale_block_tables, _end_blocks, self._out_of_service),
-            ("loopback", stale_loopback_tables, end_loopbacks, lambda _name: False),
-        )
-        for what, list_stale, remove, keep in kinds:
-            try:
-                stale = [name for name in list_stale() if not keep(name)]
-            except ActionError as exc:
-                self.journal.log("warning", "cannot list nftables tables", error=exc)
-                return
-            for name, error in zip(stale, remove(stale) if stale else [], strict=True):
-                if error is None:
-                    self.journal.log("notice", f"stale {what} removed", port=name)
-                else:
-                    self.journal.log("error", f"stale {what} not removed", port=name, error=error)
 
     def _rows_changed(self) -> None:
         if self.snmp is not None:
@@ -597,7 +532,8 @@ class Daemon:
         ):
             if runtime.action_applied and runtime.action_applied[0]:
                 # before the new backend's action (queued after it), under a key of its own
-                self._release((runtime.name, runtime.actions), (runtime.actions, Step(runtime.name, False)))
+                step = (runtime.actions, Step(runtime.name, False))
+                tables.release(self.actuator, self.journal, (runtime.name, runtime.actions), step)
             runtime.actions = make_backend(profile.action_backend.value, command=profile.action_command)
             runtime.action_applied = None
             if runtime.want_out_of_service:
@@ -616,16 +552,6 @@ class Daemon:
             out_of_service += port.out_of_service
             events += len(port.link_monitoring.active)
         return f"{len(self.ports)} ports, {up} sessions up, {out_of_service} out of service, {events} active events"
-
-
-def _changes_loopback(job: Job) -> bool:
-    return any(isinstance(backend, LoopbackPlane) for backend, _ in job.steps)
-
-
-def _end_blocks(names: list[str]) -> list[ActionError | None]:
-    """Remove the block tables of many ports in one nft transaction; each one's error."""
-    results = BlockBackend().carry_out([Step(name, False) for name in names])
-    return [result if isinstance(result, ActionError) else None for result in results]
 
 
 def _link_mode(name: str) -> LinkMode:
