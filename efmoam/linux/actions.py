@@ -65,8 +65,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from efmoam.linux.netlink import NetlinkError
-from efmoam.linux.nfchains import netdev_chains
+from efmoam.linux.nfchains import netdev_ruleset
 from pdu.enums import SLOW_PROTOCOLS_ETHERTYPE, MuxAction, ParserAction
 
 BACKEND_KINDS: Final = ("block", "down", "exec", "log-only")
@@ -369,6 +368,7 @@ def _summarize(expressions: list[dict[str, Any]]) -> tuple[str, ...]:
 _Chains = dict[str, tuple[tuple[Any, ...], list[tuple[str, ...]]]]
 _TABLE_LINE = re.compile(r"table netdev (\S+) \{")
 _CHAIN_LINE = re.compile(r"\s+chain (\S+) \{")
+_FLAGS_LINE = re.compile(r"\s+flags (\S+)$")
 _HOOK_LINE = re.compile(r'\btype (\S+) hook (\S+) device (?:"([^"]*)"|([^\s;]+)) priority (\S+); policy (\w+);')
 
 
@@ -396,31 +396,35 @@ def _read_back(runner: Runner, names: set[str]) -> tuple[dict[str, _Chains], boo
 
 
 def _netdev_chains(runner: Runner, names: set[str] | None) -> dict[str, _Chains]:
-    """The netdev tables (those among `names`, if given) with their base chains, no rules.
+    """The netdev tables (those among `names`, if given) with their base chains, no rules;
+    a dormant table with none (its hooks are not registered).
 
     Where nft runs in this process's namespace (`run_command`), from the kernel over
     nfnetlink (`efmoam.linux.nfchains`): 20 ms for 1,024 tables, against 0.4 s of nft
     printing them.  Through any other runner (another namespace, a test's), from nft's
-    text listing, the only one of nft's that always shows a chain's device."""
+    text listing, the only one of nft's that always shows a chain's device, but not
+    whether a table is dormant (read back alone, a table's own listing says it)."""
     if runner is not run_command:
         return _chains_listed(_run(runner, ["nft", "list", "chains", "netdev"]), names)
     try:
-        chains = netdev_chains(COMMAND_TIMEOUT)
-    except NetlinkError as exc:
-        raise ActionError(f"reading the netdev chains over nfnetlink failed: {exc}") from exc
-    tables: dict[str, _Chains] = {}
+        tables_now, chains = netdev_ruleset(COMMAND_TIMEOUT)
+    except OSError as exc:  # the kernel's refusal (EPERM), or no socket to be had (EMFILE)
+        raise ActionError(f"reading the netdev tables over nfnetlink failed: {exc}") from exc
+    dormant = {table.name for table in tables_now if table.dormant}
+    tables: dict[str, _Chains] = {table.name: {} for table in tables_now if names is None or table.name in names}
     for chain in chains:
         if names is None or chain.table in names:
             listed = tables.setdefault(chain.table, {})
-            if chain.hook is not None:  # a base chain (a regular one only shows its table)
+            if chain.hook is not None and chain.table not in dormant:  # a base chain in force
                 listed[chain.name] = ((chain.type, chain.hook, chain.priority, chain.policy, chain.device), [])
     return tables
 
 
 def _chains_listed(text: str, names: set[str] | None) -> dict[str, _Chains]:
     """The tables (among `names`, if given) in an nft text listing, with their base chains
-    (no rules)."""
+    (no rules); a table the listing shows dormant (a table's own does) with none."""
     tables: dict[str, _Chains] = {}
+    dormant: set[str] = set()
     table: str | None = None
     chain: str | None = None
     for line in text.splitlines():
@@ -430,12 +434,15 @@ def _chains_listed(text: str, names: set[str] | None) -> dict[str, _Chains]:
                 tables.setdefault(table, {})
         elif found := _CHAIN_LINE.match(line):
             chain = found[1]
+        elif table in tables and chain is None and (found := _FLAGS_LINE.match(line)):
+            if "dormant" in found[1].split(","):
+                dormant.add(table)
         elif table in tables and chain is not None and (found := _HOOK_LINE.search(line)):
             kind, hook, quoted, plain, priority, policy = found.groups()
             device = quoted if quoted is not None else plain
             number = int(priority) if re.fullmatch(r"-?\d+", priority) else priority
             tables[table][chain] = ((kind, hook, number, policy, device), [])
-    return tables
+    return {name: {} if name in dormant else chains for name, chains in tables.items()}
 
 
 def _expected(table: _Table) -> _Chains:

@@ -7,19 +7,22 @@ the same verdicts, whatever a table looks like (ours, tampered with, or someone 
 from __future__ import annotations
 
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from efmoam.linux import actions
 from efmoam.linux.actions import BlockBackend, Step, block_table_name, stale_block_tables
 from efmoam.linux.netlink import pack_message
-from efmoam.linux.nfchains import NFT_MSG_NEWCHAIN, Chain, netdev_chains, parse_chain
+from efmoam.linux.nfchains import NFT_MSG_NEWCHAIN, Chain, Table, netdev_ruleset, parse_chain
 from tests.linux.netns import in_netns, ip, needs_root
 from tests.linux.test_actions import needs_nft
 from tests.linux.test_actions_batch import Counting
 
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = [f"p{i}" for i in range(12)] + ["v.100", "x-y_z"]  #: veth ends; names that need escaping too
 
 FOREIGN = """table netdev foreign {
@@ -31,6 +34,13 @@ FOREIGN = """table netdev foreign {
     }
     chain plain {
         counter
+    }
+}
+table netdev chainless {
+}
+table inet efmoam_block_p3 {
+    chain input {
+        type filter hook input priority 0; policy drop;
     }
 }
 """
@@ -65,7 +75,7 @@ def nft_text(netns: str) -> str:
 def test_the_kernels_chains_are_what_nft_lists(netns: str) -> None:
     assert BlockBackend(Counting(netns)).carry_out([Step(name, True, ("test",)) for name in NAMES]) == [True] * 14
     nft(netns, FOREIGN)
-    chains = in_netns(netns, netdev_chains)
+    tables, chains = in_netns(netns, netdev_ruleset)
 
     from_kernel = {
         (chain.table, chain.name): (chain.type, chain.hook, chain.priority, chain.policy, chain.device)
@@ -80,10 +90,14 @@ def test_the_kernels_chains_are_what_nft_lists(netns: str) -> None:
     assert from_text == {key: facts for key, facts in from_kernel.items() if key[0] != "foreign" or key[1] == "late"}
     assert from_text[(block_table_name("v.100"), "egress")] == ("filter", "egress", -500, "accept", "v.100")
     assert from_kernel[("foreign", "late")] == ("filter", "egress", 300, "accept", "p2")
-    # a chain on two devices, and a regular chain (no hook), which nft's text parse leaves out
-    assert from_kernel[("foreign", "both")] == ("filter", "ingress", 10, "drop", "p0,p1")
+    # a chain on two devices (no one device), and a regular chain (no hook), which nft's text parse leaves out
+    assert from_kernel[("foreign", "both")] == ("filter", "ingress", 10, "drop", None)
     assert Chain("foreign", "plain", None, None, None, None, None) in chains
-    assert len(chains) == 2 * 14 + 3
+    assert len(chains) == 2 * 14 + 3  # the netdev family's only: not the inet table's chain
+    assert sorted(table.name for table in tables) == sorted(
+        [*(block_table_name(n) for n in NAMES), "foreign", "chainless"]
+    )
+    assert not any(table.dormant for table in tables)
 
 
 @needs_root
@@ -117,12 +131,77 @@ def test_the_daemons_read_back_gives_nfts_verdicts(netns: str, monkeypatch: pyte
 
 @needs_root
 @needs_nft
+def test_a_dormant_table_blocks_nothing_and_is_read_so(netns: str) -> None:
+    """A dormant table's hooks are not registered: a block table made dormant behind the
+    daemon's back does not verify, read back alone (nft's listing) or with others (the
+    kernel's tables)."""
+    ours = ["p0", "p1", "p2"]
+    assert BlockBackend(Counting(netns)).carry_out([Step(name, True) for name in ours]) == [True] * 3
+    nft(netns, f"add table netdev {block_table_name('p1')} {{ flags dormant; }}\n")
+    tables, _ = in_netns(netns, netdev_ruleset)
+    assert Table(block_table_name("p1"), dormant=True) in tables
+    assert Table(block_table_name("p0"), dormant=False) in tables
+    checks = [Step(name, None) for name in ours]
+    assert in_netns(netns, lambda: BlockBackend().carry_out(checks)) == [True, False, True]
+    assert BlockBackend(Counting(netns)).carry_out([Step("p1", None)]) == [False]  # its own listing
+    assert BlockBackend(Counting(netns)).carry_out([Step("p0", None)]) == [True]
+    # written again, it is in force again (the table is replaced whole)
+    assert in_netns(netns, lambda: BlockBackend().carry_out([Step("p1", True), Step("p2", True)])) == [True, True]
+    tables, _ = in_netns(netns, netdev_ruleset)
+    assert Table(block_table_name("p1"), dormant=False) in tables
+
+
+@needs_root
+@needs_nft
 def test_stale_tables_are_found_over_nfnetlink(netns: str) -> None:
     ours = [*NAMES[:3], "v.100"]
     assert BlockBackend(Counting(netns)).carry_out([Step(name, True) for name in ours]) == [True] * 4
     nft(netns, FOREIGN)
-    assert in_netns(netns, stale_block_tables) == ["p0", "p1", "p2", "v.100"]
+    nft(netns, f"delete chain netdev {block_table_name('p2')} ingress\n")
+    nft(netns, f"delete chain netdev {block_table_name('p2')} egress\n")  # a table of ours without chains
+    assert in_netns(netns, stale_block_tables) == ["p0", "p1", "p2", "v.100"]  # not the inet table of p3
     assert in_netns(netns, stale_block_tables) == stale_block_tables(Counting(netns))
+
+
+FAILING = """
+import resource, socket, sys
+from efmoam.linux.actions import ActionError, BlockBackend, Step, stale_block_tables
+if sys.argv[1] == "emfile":  # every descriptor in use
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    held = []
+    while True:
+        try:
+            held.append(socket.socket())
+        except OSError:
+            break
+for call in (stale_block_tables, lambda: BlockBackend().carry_out([Step("p0", None), Step("p1", None)])):
+    try:
+        print(repr(call()))
+    except ActionError as exc:
+        print("ActionError", exc)
+"""
+
+
+@needs_root
+@needs_nft
+@pytest.mark.parametrize(
+    ("how", "error"),
+    [("eperm", "Operation not permitted"), ("emfile", "Too many open files")],
+)
+def test_a_kernel_that_cannot_be_read_is_an_action_error(netns: str, how: str, error: str) -> None:
+    """Without CAP_NET_ADMIN (the kernel refuses the dump), or without a descriptor left
+    for the socket: the read is an `ActionError` (a port's error, a start-up warning),
+    never an exception the daemon does not expect."""
+    command = ["ip", "netns", "exec", netns]
+    if how == "eperm":
+        command += ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+    command += [sys.executable, "-c", FAILING, how]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2, result.stdout
+    assert lines[0].startswith("ActionError reading the netdev tables over nfnetlink failed") and error in lines[0]
+    assert lines[1].startswith("[ActionError(") and error in lines[1], lines[1]
 
 
 def test_a_broken_chain_message_is_left_out_or_read_as_far_as_it_goes() -> None:
