@@ -383,7 +383,9 @@ class NetlinkSocket:
         kernel queues a dump's next datagram while the last one is read, so an empty
         queue means the dump has ended."""
         self._buffer = bytearray(align4(size))
-        while select.select([self._sock], [], [], 0)[0]:
+        ready = select.poll()  # not select(): a daemon of a thousand ports has descriptors over 1,023
+        ready.register(self._sock, select.POLLIN)
+        while ready.poll(0):
             size = self._sock.recv_into(self._buffer, len(self._buffer), socket.MSG_TRUNC)
             if size > len(self._buffer):
                 self._buffer = bytearray(align4(size))

@@ -5,6 +5,8 @@ machine) and the real one on veth (root)."""
 from __future__ import annotations
 
 import errno
+import os
+import resource
 import socket
 import struct
 import time
@@ -215,6 +217,33 @@ def test_an_interrupted_dump_is_asked_again_and_a_persistent_one_fails(scripted:
     always, _ = scripted(lambda seq, _attempt: [stats_message(seq, 1, flags=nl.NLM_F_DUMP_INTR), done(seq)])
     with pytest.raises(nl.DumpInterrupted):
         always.dump_link_stats(PICKER)
+
+
+def test_a_cut_datagram_is_read_away_on_a_descriptor_over_1023(scripted: Scripted) -> None:
+    """A daemon of a thousand ports holds more than 1,024 descriptors: reading away the
+    rest of a cut dump must not use select(), which refuses descriptors from 1,024 on."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip("the hard limit on descriptors is under 2,048")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (2048, hard))
+    high: socket.socket | None = None
+    try:
+
+        def answer(seq: int, _attempt: int) -> list[bytes]:
+            return [b"".join(stats_message(seq, index) for index in range(1, 21)), done(seq)]
+
+        client, kernel = scripted(answer)
+        high = socket.socket(fileno=os.dup2(kernel._ready.fileno(), 1500))
+        kernel._ready.close()
+        kernel._ready = high
+        assert kernel.fileno() == 1500
+        client._sock._buffer = bytearray(1024)
+        assert sorted(client.dump_link_stats(PICKER)) == list(range(1, 21))
+        assert kernel.requests == 2
+    finally:
+        if high is not None:
+            high.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 @pytest.mark.parametrize("end", ["own-datagram", "in-the-cut-one"])
