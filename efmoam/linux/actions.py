@@ -32,9 +32,9 @@ policy), their rules trusted to the transaction that committed them, because nft
 lists the ruleset, or many tables, in a time quadratic in the number of tables (8.6 s at
 1,024 tables).  The chains are read from the kernel over nfnetlink where nft runs in our
 own namespace (`efmoam.linux.nfchains`, 20 ms at 1,024 tables), else from nft's text
-(0.4 s).  A transaction nft refuses applies nothing,
-so it is split in halves and tried again until each bad table stands alone: one port's
-error is its own, and costs about 2 log2(N) transactions.  The daemon runs its batches
+(0.4 s).  A transaction nft refuses applies nothing, so it is split in halves and tried
+again until each bad table stands alone: one port's error is its own, and costs about
+2 log2(N) transactions.  The daemon runs its batches
 off the loop (`efmoam.daemon.actuator`).
 
 `LoopbackPlane` (its steps batched like blocks; `apply_loopback` for one port at once) is
@@ -232,9 +232,8 @@ def loopback_table_name(ifname: str) -> str:
 
 
 def _tables_for(prefix: str, runner: Runner) -> list[str]:
-    """Interfaces that have a netdev table named `prefix` + encoded name now: read from the
-    family's base chains (every table we write has one; nft 1.0.6 lists tables slowly)."""
-    names = _netdev_chains(runner, None)
+    """Interfaces that have a netdev table named `prefix` + encoded name now (`_netdev_tables`)."""
+    names = _netdev_tables(runner, None)
     found = (_decode_ifname(name[len(prefix) :]) for name in names if name.startswith(prefix))
     return sorted(name for name in found if name is not None)
 
@@ -375,10 +374,10 @@ _HOOK_LINE = re.compile(r'\btype (\S+) hook (\S+) device (?:"([^"]*)"|([^\s;]+))
 def _read_back(runner: Runner, names: set[str]) -> tuple[dict[str, _Chains], bool]:
     """The tables among `names` that exist now, as read back, and whether their rules were
     read.  One table: its own listing, rules included (cheap).  More: the family's base
-    chains, whatever their number, without rules (`_netdev_chains`; nft 1.0.6 lists the
+    chains, whatever their number, without rules (`_netdev_tables`; nft 1.0.6 lists the
     ruleset or many tables in a time quadratic in the tables: 8.6 s at 1,024)."""
     if len(names) != 1:
-        return _netdev_chains(runner, names), False
+        return _netdev_tables(runner, names), False
     (name,) = names
     try:
         text = _run(runner, ["nft", "list", "table", "netdev", name])
@@ -395,7 +394,7 @@ def _read_back(runner: Runner, names: set[str]) -> tuple[dict[str, _Chains], boo
     return tables, True
 
 
-def _netdev_chains(runner: Runner, names: set[str] | None) -> dict[str, _Chains]:
+def _netdev_tables(runner: Runner, names: set[str] | None) -> dict[str, _Chains]:
     """The netdev tables (those among `names`, if given) with their base chains, no rules;
     a dormant table with none (its hooks are not registered).
 

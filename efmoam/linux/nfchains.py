@@ -1,4 +1,4 @@
-"""The netdev family's base chains, read from the kernel over nfnetlink (nf_tables).
+"""The netdev family's tables and chains, read from the kernel over nfnetlink (nf_tables).
 
 Why not ``nft list chains netdev``: nft 1.0.6 prints a listing one small write at a time
 and allocates as it goes; with a thousand port tables it takes about 0.4 s of CPU, most
