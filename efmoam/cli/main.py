@@ -201,10 +201,28 @@ def config_default() -> None:
 
 def _ask(socket_path: str, op: str, args: dict[str, object], fmt: str = "plain") -> object:
     """One control request; on failure the message (or a JSON error) and exit status 1."""
-    from efmoam.daemon.control import ControlError, request  # noqa: PLC0415 - stdlib only
+    from efmoam.daemon.control import request  # noqa: PLC0415 - stdlib only
+
+    with _failing_as_cli(fmt):
+        return request(socket_path, op, args)
+
+
+def _ask_ports(socket_path: str, fmt: str = "plain") -> dict[str, Any]:
+    """``show_ports`` of every port, in pages over one connection (`control.all_ports`);
+    failing as `_ask` does."""
+    from efmoam.daemon.control import Session, all_ports  # noqa: PLC0415 - stdlib only
+
+    with _failing_as_cli(fmt), Session(socket_path) as session:
+        return all_ports(session)
+
+
+@contextlib.contextmanager
+def _failing_as_cli(fmt: str) -> Iterator[None]:
+    """A ControlError inside: its message (or a JSON error) and exit status 1."""
+    from efmoam.daemon.control import ControlError  # noqa: PLC0415 - stdlib only
 
     try:
-        return request(socket_path, op, args)
+        yield
     except ControlError as exc:
         if fmt == "json":
             import json  # noqa: PLC0415
@@ -263,8 +281,7 @@ def show_port(port: str | None, what: str | None, fmt: str, socket_path: str) ->
         result: object = _yang(socket_path, port)
         text = ""
     elif port is None:
-        result = _ask(socket_path, "show_ports", {}, fmt)
-        assert isinstance(result, dict)
+        result = _ask_ports(socket_path, fmt)
         text = render.render_summary(result["ports"])
     else:
         result = _ask(socket_path, "show_port", {"port": port}, fmt)
@@ -287,22 +304,20 @@ def _yang(socket_path: str, port: str | None) -> dict[str, Any]:
     """The YANG data of PORT, or of every port (a port that goes away meanwhile is left out)."""
     import time  # noqa: PLC0415
 
-    from efmoam.daemon.control import ControlError, request  # noqa: PLC0415 - stdlib only
+    from efmoam.daemon.control import ControlError, Session, all_ports  # noqa: PLC0415 - stdlib only
     from efmoam.views import yang  # noqa: PLC0415 - standard library only
 
     views: list[Any] = []
-    if port is not None:
-        views.append(_ask(socket_path, "show_port", {"port": port}))
-    else:
-        summary = _ask(socket_path, "show_ports", {})
-        assert isinstance(summary, dict)
-        for name in (p["name"] for p in summary["ports"]):
-            try:
-                views.append(request(socket_path, "show_port", {"port": name}))
-            except ControlError as exc:
-                if exc.code != "unknown_port":  # removed by a reload since the list: not an error
-                    click.echo(f"efmoam: {exc.message}", err=True)
-                    sys.exit(1)
+    with _failing_as_cli("plain"), Session(socket_path) as session:  # one connection for every request
+        if port is not None:
+            views.append(session.request("show_port", {"port": port}))
+        else:
+            for name in (p["name"] for p in all_ports(session)["ports"]):
+                try:
+                    views.append(session.request("show_port", {"port": name}))
+                except ControlError as exc:
+                    if exc.code != "unknown_port":  # removed by a reload since the list: not an error
+                        raise
     return yang.interfaces(views, now=time.time())
 
 

@@ -2,8 +2,10 @@
 
 A request is ``{"id": 1, "op": "show_port", "args": {"port": "eth0"}}``; the reply is
 ``{"id": 1, "ok": true, "result": ...}`` or ``{"id": 1, "ok": false, "error": {"code":
-..., "message": ...}}``.  Lines are capped at 64 KiB.  `request` is the blocking client
-the CLI uses; whatever goes wrong, it raises a `ControlError` with a one-line message.
+..., "message": ...}}``.  Lines are capped at 64 KiB.  `request` (one request) and
+`Session` (several over one connection; `all_ports` lists every port in pages) are the
+blocking clients the CLI uses; whatever goes wrong, they raise a `ControlError` with a
+one-line message.
 
 The server, ``ControlServer(path, handler, selector, *, on_error=None, group=None,
 max_clients=64, idle_timeout=30.0, max_output=1 MiB, requests_per_wake=16,
@@ -25,11 +27,12 @@ daemon's loop and cannot freeze or end it, whatever its clients do:
   ``bad_request``.  The connection stays open either way.
 - Bounds: ``requests_per_wake`` requests per client per ``service``; a client with over
   64 KiB of replies pending is not read until it takes them (backpressure); it is
-  disconnected with over ``max_output`` bytes pending, after the ``bad_request`` reply to
-  a line over 64 KiB, or when for ``idle_timeout`` seconds it has sent no complete
-  request and taken no reply bytes.  Connections beyond ``max_clients`` get a ``busy``
-  reply and are closed.  When accept fails (EMFILE, ENFILE, ENOBUFS, ENOMEM ...) the
-  listener is not watched for a second.
+  disconnected with over ``max_output`` bytes pending behind the reply it is taking (a
+  reply is never cut for its own size: ``show_ports`` of thousands of ports is over a
+  megabyte), after the ``bad_request`` reply to a line over 64 KiB, or when for
+  ``idle_timeout`` seconds it has sent no complete request and taken no reply bytes.
+  Connections beyond ``max_clients`` get a ``busy`` reply and are closed.  When accept
+  fails (EMFILE, ENFILE, ENOBUFS, ENOMEM ...) the listener is not watched for a second.
 - Watchers: a handler that returns a `Subscription` turns its client into a watcher:
   after the reply, ``publish(record)`` queues each record the subscription accepts as
   one JSON line (what the client sends from then on is read and ignored; its end of
@@ -63,9 +66,10 @@ import socket
 import stat
 import struct
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 from efmoam.daemon import access
 
@@ -127,6 +131,10 @@ class _Client:
         self.peer = peer_of(sock)
         self.inbox = bytearray()
         self.outbox = bytearray()
+        self.sent = 0  #: bytes of output taken since it connected
+        #: where each reply still (partly) in `outbox` ends, counted like `sent`: at most the
+        #: replies of PAUSE_OUTPUT bytes and one more, as answering pauses past that
+        self.reply_ends: deque[int] = deque()
         self.active_at = now  #: the last complete request or reply bytes taken
         self.ready_at: float | None = None  #: since when requests wait for `service`
         self.reading = True  #: False after end of input or a line too long
@@ -319,8 +327,13 @@ class ControlServer:
             return
         if sent:
             del client.outbox[:sent]
+            client.sent += sent
             client.active_at = now
-        if len(client.outbox) > self.max_output:
+        ends = client.reply_ends
+        while ends and ends[0] <= client.sent:
+            ends.popleft()
+        taking = ends[0] - client.sent if ends else 0  # the rest of the reply it is reading
+        if len(client.outbox) - taking > self.max_output:
             self._stats["output_overflow"] += 1
             self._drop(client)
 
@@ -430,6 +443,7 @@ class ControlServer:
             line = bytes(client.inbox[:end])
             del client.inbox[: end + 1]
             client.outbox += self._answer(line, client)
+            client.reply_ends.append(client.sent + len(client.outbox))
             client.active_at = now
             answered += 1
             if client.subscription is not None:  # a watcher from now on: records only
@@ -533,11 +547,57 @@ MAX_REPLY = 64 << 20  #: a longer "reply" is not from an efmoam daemon
 
 def request(path: str, op: str, args: dict[str, Any] | None = None, timeout: float = 5.0) -> Any:
     """Send one request and return its result, or raise ControlError (within about `timeout` s)."""
-    sock = _connect(path, timeout)
-    try:
-        return _result(_exchange(sock, path, op, args, timeout, bytearray()), path)
-    finally:
-        sock.close()
+    with Session(path, timeout) as session:
+        return session.request(op, args)
+
+
+class Session:
+    """One connection for several requests, one at a time (`request` makes one per
+    request): a listing in pages, or every port one by one, costs one connect."""
+
+    def __init__(self, path: str, timeout: float = 5.0) -> None:
+        self.path = path
+        self.timeout = timeout  #: seconds each request may take
+        self._buffer = bytearray()
+        self._sock = _connect(path, timeout)
+
+    def request(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        """The result of one request, or ControlError (within about `timeout` s)."""
+        return _result(_exchange(self._sock, self.path, op, args, self.timeout, self._buffer), self.path)
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+#: ports one ``show_ports`` page holds (`all_ports`): about 12 ms of the daemon's loop; up
+#: to this many ports are one request, as before pages (each page is a round trip)
+PORTS_PAGE = 1024
+
+
+def all_ports(session: Session, page: int | None = None) -> dict[str, Any]:
+    """``show_ports`` of every port, asked in pages of `page` ports (`PORTS_PAGE`) so that
+    no request holds the daemon for long: the last page's result with every page's ports
+    (in name order, each port once; a port added or removed meanwhile may be in it or not)."""
+    page = page or PORTS_PAGE
+    ports: list[Any] = []
+    args: dict[str, Any] = {"limit": page}
+    while True:
+        result = session.request("show_ports", args)
+        if not isinstance(result, dict) or not isinstance(result.get("ports"), list):
+            raise ControlError("bad_reply", f"the answer on {session.path} is not a list of ports")
+        ports += result["ports"]
+        after = result.pop("next", None)
+        if not isinstance(after, str):  # the last page (a daemon without pages sends them all at once)
+            return {**result, "ports": ports}
+        if "after" in args and after <= args["after"]:
+            raise ControlError("bad_reply", f"the pages on {session.path} do not advance")
+        args = {"limit": page, "after": after}
 
 
 def _connect(path: str, timeout: float) -> socket.socket:
@@ -585,18 +645,16 @@ def _exchange(
     return bytes(line)
 
 
-class Watch:
+class Watch(Session):
     """A subscription to the daemon's records (the ``watch`` op): `result` is the daemon's
     answer, `records()` yields each record as it comes, blocking; it ends by raising
     ControlError: ``disconnected`` when the daemon closes (it stopped), or the daemon's
     error (``watch_overflow``: this client read too slowly)."""
 
     def __init__(self, path: str, args: dict[str, Any] | None = None, timeout: float = 5.0) -> None:
-        self.path = path
-        self._buffer = bytearray()
-        self._sock = _connect(path, timeout)
+        super().__init__(path, timeout)
         try:
-            self.result = _result(_exchange(self._sock, path, "watch", args, timeout, self._buffer), path)
+            self.result = self.request("watch", args)
             self._sock.settimeout(None)
         except BaseException:
             self._sock.close()
@@ -619,15 +677,6 @@ class Watch:
             line = bytes(self._buffer[:end])
             del self._buffer[: end + 1]
             yield _record(line, self.path)
-
-    def close(self) -> None:
-        self._sock.close()
-
-    def __enter__(self) -> Watch:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
 
 def _record(line: bytes, path: str) -> dict[str, Any]:

@@ -147,7 +147,7 @@ def operational_ports(
     """`ports` operational ports, each having exchanged Information OAMPDUs with a peer
     engine (returned by port name), the clock 4 s on."""
     daemon, clock, log = daemon_with_ports(tmp_path, ports, defaults)
-    peers = {name: OamPort(runtime.port.settings, "02:00:00:ff:00:" + f"{i:02x}", now=clock.now)
+    peers = {name: OamPort(runtime.port.settings, f"02:00:00:ff:{i >> 8:02x}:{i & 0xFF:02x}", now=clock.now)
              for i, (name, runtime) in enumerate(daemon.ports.items())}  # fmt: skip
     for name, peer in peers.items():
         port = daemon.ports[name].port

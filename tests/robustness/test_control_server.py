@@ -250,6 +250,24 @@ def test_a_flooder_that_never_reads_is_disconnected_past_max_output(path: str) -
         assert loop.stat("output_overflow") == 1
 
 
+def test_a_reply_is_never_cut_for_its_size_and_nothing_piles_up_behind_it(path: str) -> None:
+    """`show_ports` of thousands of ports is over a megabyte: `max_output` bounds what a
+    client leaves waiting behind the reply it is taking (the flooder above), never the
+    reply itself; while a big reply waits, the client's next requests wait unanswered."""
+    with ServerLoop(path, max_output=32 * 1024) as loop:
+        with Client(path) as client:
+            assert client.ask("big", {"size": 100_000}) == {"id": 1, "ok": True, "result": "x" * 100_000}
+        with Client(path, timeout=10.0) as slow:
+            slow.sock.sendall(b"".join(b'{"id": %d, "op": "big", "args": {"size": 3000000}}\n' % n for n in range(3)))
+            assert_served_quickly(path, lambda: loop.calls["big"] >= 2)
+            time.sleep(0.3)
+            assert loop.calls["big"] == 2, "the next request waits while 3 MB are unread"
+            for n in range(3):
+                assert slow.reply() == {"id": n, "ok": True, "result": "x" * 3_000_000}
+        assert loop.stat("output_overflow") == 0
+        assert loop.longest < 0.25, loop.longest
+
+
 def test_a_client_that_reads_late_is_paused_then_gets_every_reply(path: str) -> None:
     with ServerLoop(path) as loop:
         flooder, sender = flood(path, 2000, 1000)
@@ -258,6 +276,8 @@ def test_a_client_that_reads_late_is_paused_then_gets_every_reply(path: str) -> 
         paused_at = loop.calls["big"]
         time.sleep(0.3)
         assert loop.calls["big"] == paused_at < 1000, "its requests wait while its replies are not read"
+        pending = [len(client.reply_ends) for client in list(loop.server._clients.values())]
+        assert max(pending) <= 64 * 1024 // 1000 + 2, "what it keeps of its replies is bounded too"
         with Client(path, sock=flooder) as late:
             for n in range(2000):
                 assert late.reply() == {"id": n, "ok": True, "result": "x" * 1000}
