@@ -27,9 +27,10 @@ daemon's loop and cannot freeze or end it, whatever its clients do:
   ``bad_request``.  The connection stays open either way.
 - Bounds: ``requests_per_wake`` requests per client per ``service``; a client with over
   64 KiB of replies pending is not read until it takes them (backpressure); it is
-  disconnected with over ``max_output`` bytes pending behind the reply it is taking (a
-  reply is never cut for its own size: ``show_ports`` of thousands of ports is over a
-  megabyte), after the ``bad_request`` reply to a line over 64 KiB, or when for
+  disconnected with over ``max_output`` bytes pending besides the reply it is taking and
+  the last one answered (a reply is never cut for its own size: ``show_ports`` of
+  thousands of ports is over a megabyte; what a client holds is bounded by the pause,
+  64 KiB and a reply), after the ``bad_request`` reply to a line over 64 KiB, or when for
   ``idle_timeout`` seconds it has sent no complete request and taken no reply bytes.
   Connections beyond ``max_clients`` get a ``busy`` reply and are closed.  When accept
   fails (EMFILE, ENFILE, ENOBUFS, ENOMEM ...) the listener is not watched for a second.
@@ -332,8 +333,11 @@ class ControlServer:
         ends = client.reply_ends
         while ends and ends[0] <= client.sent:
             ends.popleft()
-        taking = ends[0] - client.sent if ends else 0  # the rest of the reply it is reading
-        if len(client.outbox) - taking > self.max_output:
+        # the rest of the reply it is reading, and the last one answered (a client asking
+        # without waiting gets the next answer once the one it reads has 64 KiB left)
+        taking = ends[0] - client.sent if ends else 0
+        newest = ends[-1] - ends[-2] if len(ends) > 1 else 0
+        if len(client.outbox) - taking - newest > self.max_output:
             self._stats["output_overflow"] += 1
             self._drop(client)
 
@@ -551,6 +555,10 @@ def request(path: str, op: str, args: dict[str, Any] | None = None, timeout: flo
         return session.request(op, args)
 
 
+#: the codes of `ControlError` that say the connection itself failed (the others are the daemon's answer)
+_TRANSPORT_ERRORS = frozenset({"timeout", "disconnected", "socket_error", "bad_reply"})
+
+
 class Session:
     """One connection for several requests, one at a time (`request` makes one per
     request): a listing in pages, or every port one by one, costs one connect."""
@@ -560,10 +568,21 @@ class Session:
         self.timeout = timeout  #: seconds each request may take
         self._buffer = bytearray()
         self._sock = _connect(path, timeout)
+        self._broken: ControlError | None = None  #: what ended the conversation
 
     def request(self, op: str, args: dict[str, Any] | None = None) -> Any:
-        """The result of one request, or ControlError (within about `timeout` s)."""
-        return _result(_exchange(self._sock, self.path, op, args, self.timeout, self._buffer), self.path)
+        """The result of one request, or ControlError (within about `timeout` s).  After a
+        transport error (a timeout, a lost or garbled connection) every later request fails
+        with it: a late reply must not be taken for the next request's."""
+        if self._broken is not None:
+            raise ControlError(self._broken.code, self._broken.message)
+        try:
+            return _result(_exchange(self._sock, self.path, op, args, self.timeout, self._buffer), self.path)
+        except ControlError as exc:
+            if exc.code in _TRANSPORT_ERRORS:
+                self._broken = exc
+                self.close()
+            raise
 
     def close(self) -> None:
         self._sock.close()

@@ -51,6 +51,7 @@ class Wire:
 
     def __init__(self) -> None:
         self.sent: list[bytes] = []
+        self.send_errors = self.receive_errors = 0  # (what show reads of an `OamSocket`)
 
     def send(self, frame: bytes) -> bool:
         self.sent.append(frame)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,45 @@ def test_show_port_lists_every_port_in_pages(
     assert plain.exit_code == 0, plain.output
     assert [line.split()[0] for line in plain.output.splitlines()[1:]] == sorted(built.ports)
     assert pages == 2 * 3, "pages of 256 for each command"
+
+
+def test_a_session_gives_up_after_a_transport_error_but_not_after_a_refusal(path: str) -> None:
+    """A late reply must never be taken for the next request's: after a timeout the
+    session refuses every request; a daemon's refusal leaves it usable."""
+
+    def slow(op: str, args: dict[str, Any], _peer: Any) -> Any:
+        if op == "slow":
+            time.sleep(0.5)
+            return "late"
+        if op == "refused":
+            raise ControlError("bad_request", "no")
+        return op
+
+    with ServerLoop(path, serve=slow) as loop, Session(path, timeout=0.2) as session:
+        with pytest.raises(ControlError) as refused:
+            session.request("refused")
+        assert refused.value.code == "bad_request"
+        assert session.request("fast") == "fast", "a refusal is an answer: the session goes on"
+        with pytest.raises(ControlError) as timed_out:
+            session.request("slow")
+        assert timed_out.value.code == "timeout"
+        time.sleep(0.6)  # the late reply has arrived by now
+        with pytest.raises(ControlError) as given_up:
+            session.request("fast")
+        assert given_up.value.code == "timeout"
+        assert loop.calls["fast"] == 1, "not asked again on a connection given up"
+
+
+def test_yang_of_every_port_leaves_out_a_port_removed_after_the_list(tmp_path: Path, path: str) -> None:
+    built, clock, _ = daemon_with_ports(tmp_path, 5)
+
+    def meanwhile(op: str, args: dict[str, Any]) -> None:
+        if op == "show_port" and args.get("port") == "p1":
+            built.ports.pop("p3", None)  # a reload drops it while the CLI goes port by port
+
+    with ServerLoop(path, serve=serve(built, clock, meanwhile)) as loop:
+        shown = CliRunner().invoke(cli_main, ["show", "port", "-f", "yang", "--socket", path])
+        assert loop.stat("accepted") == 1, "one connection for the list and every port"
+    assert shown.exit_code == 0, shown.output
+    interfaces = json.loads(shown.output)["ietf-interfaces:interfaces"]["interface"]
+    assert [interface["name"] for interface in interfaces] == ["p0", "p1", "p2", "p4"]

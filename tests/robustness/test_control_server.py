@@ -268,6 +268,22 @@ def test_a_reply_is_never_cut_for_its_size_and_nothing_piles_up_behind_it(path: 
         assert loop.longest < 0.25, loop.longest
 
 
+def test_big_replies_asked_together_and_read_slowly_in_small_pieces_come_whole(path: str) -> None:
+    """The next answer joins the outbox once the one being read has 64 KiB left: neither
+    counts against `max_output` (found in review: this cut the first reply)."""
+    with ServerLoop(path) as loop, Client(path, timeout=20.0) as client:
+        client.sock.sendall(b"".join(b'{"id": %d, "op": "big", "args": {"size": 1500000}}\n' % n for n in range(3)))
+        data = b""
+        while data.count(b"\n") < 3:
+            chunk = client.sock.recv(16 * 1024)
+            assert chunk, f"cut after {len(data)} bytes"
+            data += chunk
+            time.sleep(0.001)
+        replies = [json.loads(line) for line in data.splitlines()]
+        assert replies == [{"id": n, "ok": True, "result": "x" * 1_500_000} for n in range(3)]
+        assert loop.stat("output_overflow") == 0
+
+
 def test_a_client_that_reads_late_is_paused_then_gets_every_reply(path: str) -> None:
     with ServerLoop(path) as loop:
         flooder, sender = flood(path, 2000, 1000)
