@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from efmoam.cli.main import main as cli_main
 from efmoam.daemon import control, operations
 from efmoam.daemon.control import ControlError, Session, all_ports
 from efmoam.daemon.main import Daemon
+from tests.cli_runner import CliRunner
 from tests.daemon.test_poll_slices import Clock, daemon_with_ports
 from tests.robustness.test_control_server import ServerLoop
 
@@ -164,10 +164,10 @@ def test_show_port_lists_every_port_in_pages(
         plain = CliRunner().invoke(cli_main, ["show", "port", "--socket", path])
         pages = loop.calls["show_ports"]
     assert as_json.exit_code == 0, as_json.output
-    shown = json.loads(as_json.output)
+    shown = json.loads(as_json.stdout)
     assert names(shown) == sorted(built.ports) and "next" not in shown
     assert plain.exit_code == 0, plain.output
-    assert [line.split()[0] for line in plain.output.splitlines()[1:]] == sorted(built.ports)
+    assert [line.split()[0] for line in plain.stdout.splitlines()[1:]] == sorted(built.ports)
     assert pages == 2 * 3, "pages of 256 for each command"
 
 
@@ -209,5 +209,5 @@ def test_yang_of_every_port_leaves_out_a_port_removed_after_the_list(tmp_path: P
         shown = CliRunner().invoke(cli_main, ["show", "port", "-f", "yang", "--socket", path])
         assert loop.stat("accepted") == 1, "one connection for the list and every port"
     assert shown.exit_code == 0, shown.output
-    interfaces = json.loads(shown.output)["ietf-interfaces:interfaces"]["interface"]
+    interfaces = json.loads(shown.stdout)["ietf-interfaces:interfaces"]["interface"]
     assert [interface["name"] for interface in interfaces] == ["p0", "p1", "p2", "p4"]
