@@ -676,7 +676,7 @@ class Watch(Session):
             self.result = self.request("watch", args)
             self._sock.settimeout(None)
         except BaseException:
-            self._sock.close()
+            self.close()
             raise
 
     def records(self) -> Iterator[dict[str, Any]]:
