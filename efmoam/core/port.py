@@ -21,6 +21,16 @@ last step; they are the steady state: a repeat of the peer's last Information OA
 (it only restarts the lost-link timer) and a timer that found nothing due but what the
 transmitter waits for; a counter sample that changed no event needs no epilogue at all.
 
+A counter sample may also ask for its frames first (``on_counters(frames_first=True)``,
+the daemon's poll of a thousand ports): the epilogue's last step runs at once, so the
+Event Notifications leave, and the rest waits until `settle_postponed` or the port's
+next input, whichever comes first (every input begins with it, at the sample's time,
+so a port's outputs keep their order and the judgement its time).  Nothing the
+frames carry depends on what waits: a sample changes no fact the policy reads, only
+link monitoring's events, which the policy turns into latches and holds (not flags),
+and the Information is brought up to date before they leave.  A policy deadline that
+has come (a recovery, a delay) judges first: the whole epilogue runs.
+
 Where the rules live: Discovery in `discovery` (a table), remote loopback in `loopback`
 (a table), transmission and pacing in `transmit` and `pacing`, what we know of the peer
 in `peer`, Clause 30 attributes in `variables`, link monitoring in `linkmon`, what
@@ -153,6 +163,8 @@ class OamPort:
         self._session_end_cause = ""  #: why Discovery last left SEND_ANY
         self._information_inputs: tuple[Any, ...] | None = None  #: what the Information was made from
         self._local_pdu = LocalPdu.RX_INFO  #: set by `_settle` with the Information
+        self._postponed = False  #: a sample's frames left, the rest of its epilogue waits
+        self._postponed_at = 0.0  #: that sample's time
         self._discover(now, "start")
         self._settle(now)
 
@@ -287,6 +299,7 @@ class OamPort:
 
     def receive(self, frame: bytes, *, now: float) -> bool:
         """A frame arrived on the port; False: the peer repeated itself (see the module's comment)."""
+        settled = self._postponed and self.settle_postponed()  # (the flag first: once per frame)
         try:
             pdu = self._decoder.decode(frame)
         except DecodeError as exc:
@@ -296,7 +309,7 @@ class OamPort:
         if pdu is peer.last_info:  # the peer repeated itself (the steady state): see the module's comment
             self.stats.information_rx += 1  # counted in place (see `OamStatistics`)
             peer.lost_link_at = now + self.settings.lost_link_time
-            return False
+            return settled
         refused = self._refusal(pdu)
         if refused is not None:
             if refused[0] is DropReason.LOOP:
@@ -321,6 +334,8 @@ class OamPort:
 
     def handle_timer(self, *, now: float) -> None:
         """Act on whatever is due at `now`: keep-alives, queued frames, lost link, loopback."""
+        if self._postponed:
+            self.settle_postponed()
         expired = False
         lost_link_at = self._peer.lost_link_at
         if lost_link_at is not None and now >= lost_link_at:
@@ -338,10 +353,15 @@ class OamPort:
         else:  # only time passed (a keep-alive or a queued frame is due): nothing derived changed
             self._tx.service(now, self._local_pdu, self._outputs)
 
-    def on_counters(self, sample: CounterSample, *, now: float, rebased: bool = False) -> bool:
+    def on_counters(
+        self, sample: CounterSample, *, now: float, rebased: bool = False, frames_first: bool = False
+    ) -> bool:
         """A sample of the NIC's cumulative error counters, for link monitoring (`rebased`:
         the counter source changed, so the sample is a new baseline, see `LinkMonitoring`);
-        False: no event, nothing to take (see the module's comment)."""
+        False: no event, nothing to take (see the module's comment).  `frames_first`: the
+        frames leave now, the rest of the epilogue waits for `settle_postponed` (or the
+        next input)."""
+        settled = self._postponed and self.settle_postponed()
         frames = sample.frames_received
         if frames is not None:  # aFramesReceivedOK, for variable retrieval
             self._mac_attributes[variables.A_FRAMES_RECEIVED_OK] = frames
@@ -352,9 +372,27 @@ class OamPort:
         # windows and totals moved but no event: nothing the epilogue reads changed, and
         # what is due to be sent is the timer's
         if monitoring.outputs or active.version != version:  # (an intent always comes with an event)
-            self._settle(now)
+            deadline = self._policy_deadline
+            if frames_first and (deadline is None or now < deadline):
+                self._postponed, self._postponed_at = True, now
+                self._send_due(now)
+            else:
+                self._settle(now)
             return True
-        return False
+        return settled
+
+    @property
+    def postponed(self) -> bool:
+        """A counter sample's frames left and the rest of its epilogue waits (`settle_postponed`)."""
+        return self._postponed
+
+    def settle_postponed(self) -> bool:
+        """Run the rest of the epilogue an ``on_counters(frames_first=True)`` left waiting,
+        at that sample's time (every input begins with it); whether there was one."""
+        if not self._postponed:
+            return False
+        self._settle(self._postponed_at)
+        return True
 
     def set_link(self, up: bool, *, now: float, speed_mbps: int | None = None, half_duplex: bool | None = None) -> None:
         """The port's link (carrier) went up or down; `speed_mbps` and `half_duplex` when known.
@@ -363,6 +401,7 @@ class OamPort:
         nothing is sent, OAMPDUs received are dropped (``half_duplex``) and the status is
         RFC 4878 nonOperHalfDuplex.  None leaves what is known of the duplex as it is.
         """
+        self.settle_postponed()
         if speed_mbps is not None:
             self.link_monitoring.set_speed(speed_mbps)
         duplex_changed = half_duplex is not None and half_duplex != self._half_duplex
@@ -378,6 +417,7 @@ class OamPort:
 
     def set_speed(self, speed_mbps: int | None, *, now: float) -> None:
         """The link speed (for the symbol and frame-period windows), when it is learnt apart."""
+        self.settle_postponed()
         self.link_monitoring.set_speed(speed_mbps)
         self._settle(now)
 
@@ -387,6 +427,7 @@ class OamPort:
         The Information flags local events set are cleared with them.  A remote flag
         event comes back with the next OAMPDU that still carries the flag.
         """
+        self.settle_postponed()
         self.link_monitoring.clear(location, now)
         self._policy.clear(location, now)
         if location is not Location.REMOTE:
@@ -397,6 +438,7 @@ class OamPort:
 
     def reconfigure(self, settings: PortSettings, *, now: float) -> None:
         """Apply new settings; a changed Local Information TLV gets a new revision."""
+        self.settle_postponed()
         restart = settings.mode is not self.settings.mode  # a new mode redoes Discovery
         self.settings = settings
         self.link_monitoring.reconfigure(settings.link_monitoring, now)
@@ -407,6 +449,7 @@ class OamPort:
 
     def set_tracked(self, name: str, active: bool, *, now: float) -> None:
         """A tracked condition (``track``, by its name) started or stopped holding."""
+        self.settle_postponed()
         tracked = self._tracked | {name} if active else self._tracked - {name}
         if tracked != self._tracked:
             self._tracked = tracked
@@ -417,6 +460,7 @@ class OamPort:
 
         Each flag set is a local event (never port-affecting) while it lasts.
         """
+        self.settle_postponed()
         if flags & ~CRITICAL_FLAGS:
             raise LocalProtocolError(f"only link fault, dying gasp and critical event can be set, not {flags!r}")
         current = self._operator_flags
@@ -429,6 +473,7 @@ class OamPort:
         Returns whether it will be sent; a port that sends nothing (OAM disabled, link
         down, passive and waiting) logs no Dying Gasp event either.
         """
+        self.settle_postponed()
         if not self.settings.enabled or self._half_duplex or self.local_pdu is LocalPdu.RX_INFO:
             return False
         self.set_local_flags(Flag.DYING_GASP, True, now=now)
@@ -440,6 +485,7 @@ class OamPort:
         """Put back link monitoring state saved by `saved_state` (a restart); returns what
         could not be restored.  Raises ValueError, with the port unchanged, on data it
         cannot use."""
+        self.settle_postponed()
         latches: object = []
         if isinstance(saved, dict) and "latches" in saved:
             saved = dict(saved)
@@ -473,12 +519,14 @@ class OamPort:
         Returns its sequence number, or None when it cannot be sent: outside SEND_ANY,
         to a peer that did not advertise Link Events, or with the queue full.
         """
+        self.settle_postponed()
         sequence = self._send_notification(tlvs, burst)
         self._settle(now)
         return sequence
 
     def request_variables(self, descriptors: tuple[VariableDescriptor, ...], *, now: float) -> None:
         """Send a Variable Request; the answer arrives as `VariablesReceived`."""
+        self.settle_postponed()
         self._require_send_any_active("variable request")
         if not self._peer.advertises(OamConfig.VARIABLE_RETRIEVAL):
             raise LocalProtocolError("the peer does not offer variable retrieval (its OAM configuration leaves it out)")
@@ -487,6 +535,7 @@ class OamPort:
 
     def send_org_specific(self, oui: int, value: bytes, *, now: float) -> None:
         """Send an Organization Specific OAMPDU (SEND_ANY only)."""
+        self.settle_postponed()
         if self.state is not S.SEND_ANY:
             raise LocalProtocolError(f"organization specific OAMPDUs wait for discovery: {self._discovery_in_words()}")
         self._enqueue(OrgSpecificPdu(self.mac, 0, oui, value))
@@ -508,6 +557,7 @@ class OamPort:
 
     def start_loopback(self, *, now: float) -> None:
         """Ask the peer to loop our frames back (57.2.11); confirmed by its Information."""
+        self.settle_postponed()
         refusal = self.loopback_refusal(start=True)
         if refusal is not None:
             raise LocalProtocolError(refusal)
@@ -517,6 +567,7 @@ class OamPort:
 
     def stop_loopback(self, *, now: float) -> None:
         """Ask the peer to stop looping our frames."""
+        self.settle_postponed()
         refusal = self.loopback_refusal(start=False)
         if refusal is not None:
             raise LocalProtocolError(refusal)
@@ -529,6 +580,7 @@ class OamPort:
     def _settle(self, now: float, policy: str = "") -> None:
         """Run at the end of every input: see the module's comment.  `policy`: judge the
         policy even if nothing it reads changed, for this cause (operator, reload)."""
+        self._postponed = False
         monitoring = self.link_monitoring
         active = monitoring.active
         self._judge_policy(now, policy)
@@ -546,6 +598,13 @@ class OamPort:
             old, self._service = self._service, service
             if (service.out_of_service, service.down) != (old.out_of_service, old.down):
                 self._outputs.append(PortServiceChanged(service.out_of_service, service.reasons, service.down))
+        self._send_due(now)
+
+    def _send_due(self, now: float) -> None:
+        """The epilogue's last step: link monitoring's intents as Event Notifications, the
+        Information brought up to date, and what is due sent."""
+        monitoring = self.link_monitoring
+        active = monitoring.active
         if monitoring.intents:
             intents, monitoring.intents = monitoring.intents, []
             for intent in intents:

@@ -386,7 +386,7 @@ class Daemon:
         runtime = self.ports.get(name)
         if runtime is None:
             return
-        if runtime.deferred:  # what its last counter sample caused: logged and acted on before it goes
+        if runtime.kept or runtime.port.postponed:  # what its last sample caused: carried out before it goes
             self.guard.run("counters", runtime.flush, self._clock())
         del self.ports[name]
         self.tracking.forget(name)

@@ -2,8 +2,9 @@
 and given to its engine (link monitoring, 57.2.10 / 30.3.6.1).
 
 * **Sources.**  One per kind (and file) for every port (`CounterPoll.source_for`); an
-  rtnetlink source serves the whole poll from one dump, read by ifindex (the poll's
-  start is the reads' time, so its slices share the dump).  The auto source
+  rtnetlink source serves the whole poll from one dump, read by ifindex, and a file
+  source from one look at its file (the poll's start is the reads' time, so its slices
+  share the dump or the look).  The auto source
   is read through a plan per set of counters its ports read (`counters_read`): a port
   without NIC health monitors never asks a source (``ethtool -S``, FEC statistics) that
   only health counters need.  A source that fails is logged once per error; the port
@@ -13,8 +14,9 @@ and given to its engine (link monitoring, 57.2.10 / 30.3.6.1).
   socket had their turn.  A thousand ports failing at once are then a series of short
   wake-ups, not one long stall (issue 18).
 * **Frames first.**  Each port's frames leave as soon as its sample is read
-  (`PortRuntime.send_first`): a thousand ports failing at once notify their peers before
-  anything is logged, saved or acted on.  What else the samples caused is carried out
+  (``OamPort.on_counters(frames_first=True)``, `PortRuntime.send_first`): a thousand
+  ports failing at once notify their peers before anything is judged, logged, saved or
+  acted on.  The rest of the samples' epilogues, and what they caused, is carried out
   once every port is read (a poll longer than the interval delays the next one); a
   port's own next input carries its share out first if that comes sooner, so a port's
   outputs keep their order, and a port removed meanwhile carries it out as it goes.
@@ -35,7 +37,14 @@ from efmoam.daemon.journal import Journal
 from efmoam.daemon.loop import Guard
 from efmoam.daemon.metrics import Telemetry
 from efmoam.daemon.runtime import KERNEL_DROPS_INTERVAL, PortRuntime
-from efmoam.linux.counters import AutoSource, BaseCounterSource, CounterError, RtnetlinkSource, open_counter_source
+from efmoam.linux.counters import (
+    AutoSource,
+    BaseCounterSource,
+    CounterError,
+    FileSource,
+    RtnetlinkSource,
+    open_counter_source,
+)
 
 #: seconds of the counter poll (and of the ports' timers, `Daemon._due`) in one wake-up at
 #: most: what is left goes on in the next wake-up (the loop is never held for long)
@@ -86,10 +95,11 @@ class CounterPoll:
         return plan
 
     def _dump_once_a_poll(self, source: BaseCounterSource) -> None:
-        """An rtnetlink source (or an auto source's) serves a poll from one dump: one that
-        is fresh for less than an interval (`read` gives it the poll's start)."""
+        """An rtnetlink source (or an auto source's) serves a poll from one dump, a file
+        source from one look at its file: one that is fresh for less than an interval
+        (`read` gives it the poll's start)."""
         for part in [source, *getattr(source, "sources", [])]:
-            if isinstance(part, RtnetlinkSource):
+            if isinstance(part, RtnetlinkSource | FileSource):
                 part.max_age = self.interval / 2
 
     def set_interval(self, interval: float, now: float) -> None:
@@ -123,8 +133,8 @@ class CounterPoll:
                 continue  # removed (or replaced) since the poll began
             try:  # (`Guard.run` written out: once per port and poll)
                 if read(runtime, now):
+                    carrying.append(runtime)  # (first: carried out even if its send fails)
                     runtime.send_first(now)
-                    carrying.append(runtime)
             except Exception as exc:
                 caught("counters", exc)
             if clock() >= end:
@@ -151,9 +161,10 @@ class CounterPoll:
         """Read the port's counters (only those its monitors need) and give them to its
         engine; True when the engine has outputs.
 
-        An rtnetlink source is read by ifindex (`RtnetlinkSource.read_index`), the others
-        by name.  The socket's kernel drops are read here only every
-        `KERNEL_DROPS_INTERVAL` (show and the metrics read them)."""
+        An rtnetlink source is read by ifindex (`RtnetlinkSource.read_index`), a file source
+        at the poll's start (`FileSource.read_at`), the others by name.  The socket's kernel
+        drops are read here only every `KERNEL_DROPS_INTERVAL` (show and the metrics read
+        them)."""
         if now >= runtime.kernel_drops_due:
             runtime.kernel_drops_due = now + KERNEL_DROPS_INTERVAL
             runtime.sock.read_kernel_drops()
@@ -164,6 +175,8 @@ class CounterPoll:
         try:
             if isinstance(source, RtnetlinkSource):  # the poll's start: the dump is the poll's, whatever the slice
                 sample = source.read_index(runtime.ifindex, runtime.name, needed[1], self.began)
+            elif isinstance(source, FileSource):
+                sample = source.read_at(runtime.name, needed[1], self.began)
             else:
                 sample = source.read(runtime.name, needed[1])
         except (CounterError, OSError) as exc:
@@ -178,7 +191,7 @@ class CounterPoll:
         feed = (id(source), source.generation(runtime.name))
         rebased = runtime.counter_feed is not None and feed != runtime.counter_feed
         runtime.counter_feed = feed
-        return runtime.port.on_counters(sample, now=now, rebased=rebased)  # (False: nothing to take)
+        return runtime.port.on_counters(sample, now=now, rebased=rebased, frames_first=True)  # (False: nothing to take)
 
     def close(self) -> None:
         """Close every source."""

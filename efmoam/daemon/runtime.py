@@ -151,7 +151,9 @@ class PortRuntime:
     kernel_drops_due: float = 0.0  #: when the counter poll next reads the socket's kernel drops
     #: (source, its generation for the port) of the last sample: when it changes, the next is a baseline
     counter_feed: tuple[int, int] | None = None
-    #: outputs `send_first` kept for the next `flush`, in order, and when the first was made
+    #: `send_first` kept something for the next `flush`: outputs (`deferred`, in order,
+    #: made at `deferred_at`), or the rest of a counter sample's epilogue (`OamPort.postponed`)
+    kept: bool = False
     deferred: list[Output] = attrs.field(factory=list)
     deferred_at: float = 0.0
     #: while a loopback change is on its way to the data plane: when its frames go anyway
@@ -265,7 +267,10 @@ class PortRuntime:
 
     def flush(self, now: float) -> None:
         """Carry out what the engine produced (after what `send_first` kept, at its time):
-        each kind of output has its handler."""
+        each kind of output has its handler.  A counter sample's epilogue that waits
+        (`OamPort.settle_postponed`) is run first, at its time."""
+        self.kept = False
+        self.port.settle_postponed()
         if self.deferred:
             kept, self.deferred = self.deferred, []
             self.carry_out(kept, self.deferred_at)
@@ -276,7 +281,7 @@ class PortRuntime:
         frame or timer input's join them: its frames go at once, the rest waits for the
         poll to carry them all out, in order (the poll's reads are not slowed by what the
         ports already read cause meanwhile)."""
-        if self.deferred:
+        if self.kept:
             self.send_first(now)
         else:
             self.flush(now)
@@ -289,7 +294,8 @@ class PortRuntime:
         next copy, the budget's next slot).  The frames after a loopback change are kept
         with it, even from a later input: they wait for the data plane (`set_loopback`)."""
         deferred = self.deferred
-        if not deferred:
+        if not self.kept:
+            self.kept = True
             self.deferred_at = now
         outputs = self.port.take_outputs()
         if deferred and any(type(output) is LoopbackChanged for output in deferred):

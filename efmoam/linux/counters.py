@@ -874,23 +874,30 @@ class FileSource(BaseCounterSource):
     not UTF-8, a document nested too deeply or with aliases that stand for too much are
     all a `CounterError`.
 
-    Every read reflects the file as it is then, but one poll of N ports costs one load,
-    not N: each read stats the file and reads it again only when its device, inode,
-    size, mtime or ctime changed, or when the last read came less than a stamp step
-    after the file's last change by the kernel's clock (`_may_change_unseen`: a rewrite
-    in place within the same clock tick, 1 to 10 ms, or the same stamp step, 2 s on FAT,
-    and of the same size changes none of them).  Then new bytes are parsed and
+    Every read (`read_at`: every poll, below) reflects the file as it is then, but one
+    poll of N ports costs one load, not N: each look stats the file and reads it again
+    only when its device, inode, size, mtime or ctime changed, or when the last read came
+    less than a stamp step after the file's last change by the kernel's clock
+    (`_may_change_unseen`: a rewrite in place within the same clock tick, 1 to 10 ms, or
+    the same stamp step, 2 s on FAT, and of the same size changes none of them).  Then new bytes are parsed and
     validated; the same bytes keep the result they had (values or error).  A file
     replaced by rename (a new inode) is always seen.  Limits: a wall clock stepped back,
     or a network file system stamping with another clock, can hide a rewrite in place
     until the file changes again; one answering stat from its attribute cache (NFS) can
     hide any change, a rename too, for as long as it caches.
+
+    The daemon's poll reads with `read_at` and the poll's start: with `max_age` > 0, one
+    look at the file serves every read of a poll that began at most `max_age` seconds
+    after it (as one dump serves an rtnetlink poll), so a thousand ports cost one stat.
     """
 
     name = "file"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, max_age: float = 0.0) -> None:
         self.path = path
+        self.max_age = max_age  #: seconds a look at the file serves `read_at` (0: every read looks)
+        self._looked_at = -math.inf  #: the `read_at` time of the last look
+        self._unreadable: str | None = None  #: why the last look could not read the file
         self._ports: dict[str, dict[str, int | None]] | None = None  #: the last good values
         self._samples: dict[str, CounterSample] = {}  #: per port read, from `_ports`
         self._version: tuple[int, int, int, int, int] | None = None  #: of the bytes last read
@@ -898,15 +905,20 @@ class FileSource(BaseCounterSource):
         self._invalid: str | None = None  #: why the bytes last read are not a counter file
         self._recheck = True  #: read the bytes again even if the version is the same
 
-    def _refresh(self, ifname: str) -> dict[str, dict[str, int | None]]:
-        """The values as the file holds them now; CounterError with the last good ones."""
-        try:
-            self._follow_file()
-        except CounterError as exc:
-            exc.sample = self._sample(ifname) if self._ports is not None else None
-            raise
-        if self._invalid is not None:
-            raise CounterError(self._invalid, self._sample(ifname) if self._ports is not None else None)
+    def _refresh(self, ifname: str, now: float | None = None) -> dict[str, dict[str, int | None]]:
+        """The values as the file holds them now (or at the look that serves `now`, see
+        `read_at`); CounterError with the last good ones."""
+        if now is None or now - self._looked_at > self.max_age:
+            try:
+                self._follow_file()
+                self._unreadable = None
+            except CounterError as exc:
+                self._unreadable = str(exc)
+            if now is not None:
+                self._looked_at = now
+        problem = self._unreadable or self._invalid
+        if problem is not None:
+            raise CounterError(problem, self._sample(ifname) if self._ports is not None else None)
         return self._ports or {}  # set by the first good read, never unset
 
     def _follow_file(self) -> None:
@@ -938,6 +950,12 @@ class FileSource(BaseCounterSource):
     def read(self, ifname: str, counters: Collection[str] | None = None) -> CounterSample:
         """The port's counters as the file holds them now."""
         self._refresh(ifname)
+        return self._sample(ifname)
+
+    def read_at(self, ifname: str, counters: Collection[str] | None, now: float) -> CounterSample:
+        """`read` for a poll that began at `now` (monotonic): from the last look at the file
+        if it was taken at most `max_age` seconds before."""
+        self._refresh(ifname, now)
         return self._sample(ifname)
 
     def provides(self, ifname: str) -> dict[str, str]:

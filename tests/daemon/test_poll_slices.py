@@ -187,7 +187,7 @@ def failing_ports(tmp_path: Path, ports: int) -> tuple[main.Daemon, Clock, io.St
 
 class Order:
     """What happened to each port, in order: ``frames pN`` (`send_first`), ``rest pN``
-    (its kept outputs carried out)."""
+    (its kept outputs and the rest of its sample's epilogue carried out)."""
 
     def __init__(self, patch: pytest.MonkeyPatch) -> None:
         self.seen: list[str] = []
@@ -198,7 +198,7 @@ class Order:
             self.seen.append(f"frames {runtime.name}")
 
         def flush(runtime: PortRuntime, now: float) -> None:
-            if runtime.deferred:
+            if runtime.kept:
                 self.seen.append(f"rest {runtime.name}")
             real_flush(runtime, now)
 
@@ -226,7 +226,7 @@ def test_every_port_s_event_notification_leaves_before_anything_is_logged(
     for name, codes in sent_codes(daemon).items():
         assert Code.EVENT_NOTIFICATION in codes, name
     assert len(raised_lines(log)) == ports, log.getvalue()
-    assert all(not runtime.deferred for runtime in daemon.ports.values())
+    assert all(not runtime.kept and not runtime.deferred for runtime in daemon.ports.values())
     assert not daemon.guard.errors
 
 
@@ -313,7 +313,7 @@ def test_at_shutdown_the_poll_reads_no_more_and_carries_out_what_it_kept(
     assert [seen for seen in order.seen if seen.startswith("rest")] == [
         seen.replace("frames", "rest") for seen in read if seen != "frames p0"
     ]
-    assert gone.deferred
+    assert gone.kept and gone.port.postponed
     daemon.poll.service(daemon.ports, clock.now + 5.0)  # no poll begins any more
     assert not daemon.poll.pending and daemon.poll.next_deadline(clock.now, daemon.ports) == math.inf
     assert not daemon.guard.errors
@@ -401,8 +401,8 @@ def test_a_timer_or_frame_input_meanwhile_joins_what_the_poll_kept(
     monkeypatch.setattr(polling, "SLICE", 0.0)  # a port a slice
     daemon._due(clock())  # p0 read: its Event Notification out, the rest kept
     runtime = daemon.ports["p0"]
-    kept = list(runtime.deferred)
-    assert kept and daemon.poll.pending
+    kept = list(runtime.deferred)  # (none: the sample's records wait in the port, `OamPort.postponed`)
+    assert runtime.kept and daemon.poll.pending
     sent = len(runtime.sock.sent)  # type: ignore[attr-defined]
     runtime.port.set_local_flags(Flag.LINK_FAULT, True, now=clock.now)  # a new Information, and an event
     runtime.flush_or_keep(clock.now)
@@ -414,7 +414,7 @@ def test_a_timer_or_frame_input_meanwhile_joins_what_the_poll_kept(
     p0 = [line for line in log.getvalue().splitlines() if "port=p0" in line and "event" in line]
     first_fault = next(i for i, line in enumerate(p0) if "link_fault" in line or "linkFault" in line)
     assert "type=erroredFrameEvent" in p0[0] and first_fault > 0, p0
-    assert not runtime.deferred and not daemon.guard.errors
+    assert not runtime.kept and not runtime.deferred and not daemon.guard.errors
 
 
 def test_the_state_write_waits_for_a_wakeup_with_time_left(tmp_path: Path) -> None:

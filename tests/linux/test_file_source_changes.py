@@ -99,6 +99,38 @@ def test_a_poll_of_many_ports_loads_a_changed_file_once_and_an_unchanged_one_nev
     assert calls.take() == (1, 1)
 
 
+def test_a_poll_looks_at_the_file_once_and_the_next_poll_sees_a_rewrite_made_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`read_at` with the poll's start: one look (a stat) serves every port of the poll (the
+    daemon's poll, `max_age` half its interval); the next poll looks again; an unreadable
+    file fails every read of the poll that looked, with each port's last values."""
+    path = tmp_path / "c.json"
+    path.write_bytes(document(1000, ports=64))
+    source = FileSource(path, max_age=0.5)
+    looks: list[None] = []
+    real_follow = source._follow_file
+    monkeypatch.setattr(source, "_follow_file", lambda: looks.append(None) or real_follow())
+    names = [f"eth{i}" for i in range(64)]
+    assert {source.read_at(name, None, 10.0).errored_frames for name in names} == {1000}
+    assert len(looks) == 1
+    rewrite_by_rename(path, document(2000, ports=64))  # during the poll: the next one reads it
+    assert {source.read_at(name, None, 10.0).errored_frames for name in names} == {1000}
+    assert len(looks) == 1
+    assert {source.read_at(name, None, 11.0).errored_frames for name in names} == {2000}
+    assert len(looks) == 2
+    path.unlink()
+    for name in names:
+        with pytest.raises(CounterError, match="No such file") as gone:
+            source.read_at(name, None, 12.0)
+        assert gone.value.sample == CounterSample(errored_frames=2000)
+    assert len(looks) == 3
+    path.write_bytes(document(3000, ports=64))
+    assert source.read_at("eth5", None, 13.0).errored_frames == 3000
+    assert source.read("eth5").errored_frames == 3000  # (a plain read looks every time)
+    assert len(looks) == 5
+
+
 def test_a_file_just_changed_is_read_again_but_parsed_once(tmp_path: Path, calls: Calls) -> None:
     path = tmp_path / "c.json"
     path.write_bytes(document(1000, ports=64))
