@@ -6,13 +6,17 @@ listeners (the tap and the OAM socket) are real, and asks A's daemon over its so
 
 from __future__ import annotations
 
+import grp
 import json
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from tests.daemon.lab import MAC_B, PYTHON, ROOT, Daemon, Lab, efmoam, is_operational
+import pytest
+
+from tests.daemon.lab import MAC_B, PYTHON, ROOT, Daemon, Lab, deep_merge, efmoam, is_operational
 
 
 def diagnose(side: Daemon, *args: str) -> tuple[int, dict[str, Any], subprocess.CompletedProcess[str]]:
@@ -89,6 +93,20 @@ def test_a_capability_mismatch_says_which_side_refuses(lab: Lab) -> None:
     assert "we lack variableSupport" in refused["message"]
 
 
+@pytest.fixture
+def socket_group(lab: Lab) -> Iterator[str]:
+    """A group made for the test, the control socket group of A: the default (``efmoam``)
+    exists only where the package was installed, and without a group the socket is root's
+    alone (mode 0600), which is not what these tests are about."""
+    group = f"efmdg{os.getpid() % 100000}"
+    subprocess.run(["groupadd", group], check=True)
+    try:
+        lab.a.overrides = deep_merge(lab.a.overrides, {"daemon": {"control_socket_group": group}})
+        yield group
+    finally:
+        subprocess.run(["groupdel", group], check=False, capture_output=True)
+
+
 def unprivileged(side: Daemon) -> tuple[str, ...]:
     """``ip netns exec`` as nobody in the group of the side's socket: all but CAP_NET_RAW."""
     gid = os.stat(side.socket).st_gid
@@ -96,8 +114,9 @@ def unprivileged(side: Daemon) -> tuple[str, ...]:
             "--inh-caps=-all")  # fmt: skip
 
 
-def test_without_root_the_daemon_is_the_listener(lab: Lab) -> None:
+def test_without_root_the_daemon_is_the_listener(lab: Lab, socket_group: str) -> None:
     lab.start()
+    assert grp.getgrgid(os.stat(lab.a.socket).st_gid).gr_name == socket_group
     result = efmoam("diagnose", "veth0", "--socket", lab.a.socket, "-f", "json", prefix=unprivileged(lab.a))
     assert "Traceback" not in result.stderr, result.stderr
     report = json.loads(result.stdout)
@@ -109,7 +128,7 @@ def test_without_root_the_daemon_is_the_listener(lab: Lab) -> None:
     assert report["daemon"]["peer"]["mac_address"] == MAC_B
 
 
-def test_a_port_that_disappears_while_the_daemon_listens_is_reported(lab: Lab) -> None:
+def test_a_port_that_disappears_while_the_daemon_listens_is_reported(lab: Lab, socket_group: str) -> None:
     lab.start()
     command = [*unprivileged(lab.a), PYTHON, "-m", "efmoam.cli", "diagnose", "veth0", "--listen", "20",
                "--socket", lab.a.socket, "-f", "json"]  # fmt: skip
