@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from efmoam.daemon.journal import Journal
@@ -74,11 +74,36 @@ class Guard:
         )  # fmt: skip
 
 
+#: a port's deadline may be served this share of the shortest transmit interval late,
+#: `TIMER_SLACK_MAX` seconds at most (`timer_slack`)
+TIMER_SLACK_SHARE = 0.01
+TIMER_SLACK_MAX = 0.01
+
+
+def timer_slack(transmit_intervals: Iterable[float]) -> float:
+    """How late the ports' deadlines may be served so that deadlines close together share
+    a wake-up: 1 % of the shortest transmit interval, 10 ms at most (the default 1 s).
+
+    A thousand ports' keep-alives are otherwise a thousand wake-ups a second, each paying
+    the loop's own round (the select, every service's check) for one frame.  Late by 1 %
+    is well inside the timers' tolerance (the keep-alive of 57.3.2.2 at least once per
+    ``pdu_timer``, the lost-link timer of 57.3.1.6, both 1 s and 5 s give or take 10 %), and
+    a port's next keep-alive is due a transmit interval after its last one left, so ports
+    served together stay together: at most one wake-up per slack for all the timers."""
+    shortest = min(transmit_intervals, default=0.0)
+    return min(TIMER_SLACK_MAX, shortest * TIMER_SLACK_SHARE)
+
+
 class Deadlines:
-    """When each port must next be looked at: a heap whose stale entries are skipped."""
+    """When each port must next be looked at: a heap whose stale entries are skipped.
+
+    The loop wakes `slack` seconds after the earliest deadline (`wake_at`), and serves
+    every deadline come by then (`pop_due`); any earlier wake-up (a frame) serves those
+    come by its time."""
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, str]] = []  #: (deadline, name): names are unique, ties need no counter
+        self.slack = 0.0  #: `timer_slack` of the configuration
 
     def schedule(self, item: Scheduled) -> None:
         deadline = item.next_deadline()
@@ -96,6 +121,11 @@ class Deadlines:
                 return deadline, item
             heapq.heappop(heap)
         return None
+
+    def wake_at(self, items: Mapping[str, Scheduled]) -> float | None:
+        """When the loop must wake for the deadlines (None: none)."""
+        earliest = self.earliest(items)
+        return None if earliest is None else earliest[0] + self.slack
 
     def pop_due(self, items: Mapping[str, Scheduled], now: float) -> Iterator[Scheduled]:
         """The items whose deadline has come, each once (its `deadline` reset); what a job

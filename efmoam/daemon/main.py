@@ -35,7 +35,7 @@ from efmoam.daemon.commands import Commands
 from efmoam.daemon.control import ControlError, ControlServer, Peer
 from efmoam.daemon.eventstream import EventStream
 from efmoam.daemon.journal import Journal
-from efmoam.daemon.loop import Deadlines, Loop, drain, signals
+from efmoam.daemon.loop import Deadlines, Loop, drain, signals, timer_slack
 from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.policing import RxPolicer
 from efmoam.daemon.polling import SLICE, CounterPoll
@@ -80,6 +80,7 @@ class Daemon:
         self._reload = False
         self._settle_heap_at: float | None = None  #: when to settle the heap (`heap`) after ports changed
         self._deadlines = Deadlines()
+        self._deadlines.slack = config_slack(config)
         self._links: LinkMonitor | None = None
         self._control: ControlServer | None = None
         #: held by the loop while it processes one wake-up; a metrics scrape reads the ports under it
@@ -119,9 +120,8 @@ class Daemon:
 
     def _wakeup(self, now: float) -> float | None:
         """When the loop must wake at the latest (None: only for input)."""
-        earliest = self._deadlines.earliest(self.ports)
         candidates = (
-            self.poll.next_deadline(now, self.ports), None if earliest is None else earliest[0], self._settle_heap_at,
+            self.poll.next_deadline(now, self.ports), self._deadlines.wake_at(self.ports), self._settle_heap_at,
             self.services.state.next_deadline(), None if self._control is None else self._control.next_deadline(),
             self.commands.next_deadline(), self.tracking.next_deadline(), self.actuator.next_deadline(),
             None if self.snmp is None else self.snmp.next_deadline(), self.status.next_deadline(),
@@ -508,6 +508,7 @@ class Daemon:
             notify("READY=1")
             raise ControlError("bad_config", str(exc)) from exc
         old, self.config = self.config, config
+        self._deadlines.slack = config_slack(config)
         self._reconfigure_fleet(old)
         assert self._links is not None
         links = {link.name: link for link in self._links.links.values()}
@@ -552,6 +553,11 @@ class Daemon:
             out_of_service += port.out_of_service
             events += len(port.link_monitoring.active)
         return f"{len(self.ports)} ports, {up} sessions up, {out_of_service} out of service, {events} active events"
+
+
+def config_slack(config: Config) -> float:
+    """The ports' `timer_slack` under `config` (its rules' transmit intervals)."""
+    return timer_slack(rule.profile.settings.transmit_interval for rule in config.rules)
 
 
 def _link_mode(name: str) -> LinkMode:

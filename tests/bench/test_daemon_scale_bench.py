@@ -17,7 +17,7 @@ Measured, never asserted (the block each case prints, also ``extra_info``):
 * steady state, once every port of both daemons is operational and the discovery burst
   has passed: each daemon's utime + stime (/proc/PID/stat) over `SECONDS`, in us per
   port-second (the mean of A and B is the figure to read) and in % of one core;
-* A's VmRSS and VmHWM in that state;
+* A's VmRSS and VmHWM in that state, and its loop's wake-ups per port-second;
 * beside it, in this process and in the same run, the engine alone for the same N ports
   with the same settings (built from the daemon's configuration): one second of every
   port's timer, its Information OAMPDU handed to its peer and one counter sample
@@ -307,9 +307,11 @@ def test_daemon_cost_per_port_second(
             after = [daemon.cpu_seconds() for daemon in measured]
             return {id(d): (a - b) / elapsed for d, a, b in zip(measured, after, before, strict=True)}
 
-        long_before = topo.a.query("show_ports")["daemon"]["loop"]["long_wakeups"]
+        loop_before = topo.a.query("show_ports")["daemon"]["loop"]
         shares = benchmark.pedantic(measure, rounds=1, iterations=1, warmup_rounds=0)
-        long_wakeups = topo.a.query("show_ports")["daemon"]["loop"]["long_wakeups"] - long_before
+        loop_after = topo.a.query("show_ports")["daemon"]["loop"]
+        long_wakeups = loop_after["long_wakeups"] - loop_before["long_wakeups"]
+        wakeups = loop_after["wakeups"] - loop_before["wakeups"]
         share = {daemon.name: shares[id(daemon)] for daemon in topo.daemons}
         if base is not None:
             baseline = sum(shares[id(daemon)] for daemon in base.daemons) / 2 / ports * 1e6
@@ -329,6 +331,7 @@ def test_daemon_cost_per_port_second(
         **({} if baseline is None else {"baseline_us_per_port_second": round(baseline, 1)}),
         "cpu_share_of_one_core": {name: f"{value * 100:.2f} %" for name, value in share.items()},
         "a_long_wakeups_in_window": long_wakeups,  # A's wake-ups over 50 ms in the steady state
+        "a_wakeups_per_port_second": round(wakeups / seconds / ports, 2),  # (about, the window's ends are queries)
         "start_a_control_answers_s": round(answer_a, 2),
         "start_a_all_ports_sending_s": round(sending_a, 2),
         "start_b_control_answers_s": round(answer_b, 2),

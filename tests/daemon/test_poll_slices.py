@@ -80,8 +80,10 @@ SETTINGS = {
 
 
 def daemon_with_ports(
-    tmp_path: Path, count: int, defaults: dict[str, Any] | None = None
+    tmp_path: Path, count: int, defaults: dict[str, Any] | None = None, spread: float = 0.0
 ) -> tuple[main.Daemon, Clock, io.StringIO]:
+    """`count` ports p0, p1, ... with their link up, port i made `spread` x i seconds
+    after the first (its keep-alives' phase)."""
     clock, log = Clock(), io.StringIO()
     settings = {
         **SETTINGS, "daemon": {**SETTINGS["daemon"], "state_dir": str(tmp_path)},
@@ -95,8 +97,9 @@ def daemon_with_ports(
         name = f"p{index}"
         profile = config.profile_for(name, physical=False)
         assert profile is not None
-        port = OamPort(profile.settings, f"02:00:00:00:{index >> 8:02x}:{index & 0xFF:02x}", now=now)
-        port.set_link(True, now=now, speed_mbps=10_000)
+        made = now + index * spread
+        port = OamPort(profile.settings, f"02:00:00:00:{index >> 8:02x}:{index & 0xFF:02x}", now=made)
+        port.set_link(True, now=made, speed_mbps=10_000)
         port.take_outputs()
         daemon.ports[name] = PortRuntime(
             name=name, ifindex=index + 1, port=port, sock=Wire(), profile=profile, counters=source,  # type: ignore[arg-type]
