@@ -4,7 +4,8 @@ Inputs are method calls, each with ``now`` (monotonic seconds): a received frame
 (`receive`), a counter sample (`on_counters`), a link change (`set_link`), operator
 requests (clear, loopback, variable retrieval, local flags, reconfiguration) and the
 passage of time (`handle_timer`).  Outputs are data drained with `take_outputs`; the
-caller sleeps until `next_deadline`.  Nothing here reads a clock, sends, sleeps or logs.
+caller sleeps until `next_deadline` (or a little after: the daemon's timer slack).
+Nothing here reads a clock, sends, sleeps or logs.
 `receive` and `on_counters` return False when they produced nothing and moved no deadline
 earlier (the steady state below): the caller need not take outputs or reschedule.  A
 deadline only ever moves later then (the lost-link timer), so a caller that still waits

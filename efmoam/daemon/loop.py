@@ -90,16 +90,17 @@ def timer_slack(transmit_intervals: Iterable[float]) -> float:
     ``pdu_timer``, the lost-link timer of 57.3.1.6, both 1 s and 5 s give or take 10 %), and
     a port's next keep-alive is due a transmit interval after its last one left, so ports
     served together stay together: at most one wake-up per slack for all the timers."""
-    shortest = min(transmit_intervals, default=0.0)
+    shortest = min(transmit_intervals, default=0.0)  # (of the rules: one that fits no port counts too)
     return min(TIMER_SLACK_MAX, shortest * TIMER_SLACK_SHARE)
 
 
 class Deadlines:
     """When each port must next be looked at: a heap whose stale entries are skipped.
 
-    The loop wakes `slack` seconds after the earliest deadline (`wake_at`), and serves
-    every deadline come by then (`pop_due`); any earlier wake-up (a frame) serves those
-    come by its time."""
+    The loop wakes `slack` seconds after the earliest deadline still to come, at once for
+    one already come (`wake_at`: one left by a wake-up's slice, or made due meanwhile),
+    and serves every deadline come by then (`pop_due`); any earlier wake-up (a frame)
+    serves those come by its time."""
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, str]] = []  #: (deadline, name): names are unique, ties need no counter
@@ -122,10 +123,13 @@ class Deadlines:
             heapq.heappop(heap)
         return None
 
-    def wake_at(self, items: Mapping[str, Scheduled]) -> float | None:
+    def wake_at(self, items: Mapping[str, Scheduled], now: float) -> float | None:
         """When the loop must wake for the deadlines (None: none)."""
         earliest = self.earliest(items)
-        return None if earliest is None else earliest[0] + self.slack
+        if earliest is None:
+            return None
+        deadline = earliest[0]
+        return deadline if deadline <= now else deadline + self.slack
 
     def pop_due(self, items: Mapping[str, Scheduled], now: float) -> Iterator[Scheduled]:
         """The items whose deadline has come, each once (its `deadline` reset); what a job

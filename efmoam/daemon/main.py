@@ -121,7 +121,7 @@ class Daemon:
     def _wakeup(self, now: float) -> float | None:
         """When the loop must wake at the latest (None: only for input)."""
         candidates = (
-            self.poll.next_deadline(now, self.ports), self._deadlines.wake_at(self.ports), self._settle_heap_at,
+            self.poll.next_deadline(now, self.ports), self._deadlines.wake_at(self.ports, now), self._settle_heap_at,
             self.services.state.next_deadline(), None if self._control is None else self._control.next_deadline(),
             self.commands.next_deadline(), self.tracking.next_deadline(), self.actuator.next_deadline(),
             None if self.snmp is None else self.snmp.next_deadline(), self.status.next_deadline(),

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import types
 from pathlib import Path
 
 import pytest
 import yaml
 
 from efmoam.daemon.loop import TIMER_SLACK_MAX, timer_slack
-from efmoam.linux.netlink import LinkMonitor
 from tests.daemon.test_poll_slices import daemon_with_ports
 
 INFORMATION = 0x00
@@ -84,9 +84,19 @@ def test_a_reload_takes_the_new_shortest_interval(tmp_path: Path) -> None:
     settings = {"daemon": {"state_dir": str(tmp_path)}, "ports": rules}
     config_file.write_text(yaml.safe_dump(settings))
     daemon.config_path = str(config_file)
-    daemon._links = LinkMonitor()  # this namespace's links (no p* or q*: the port goes)
-    try:
-        daemon.reload(daemon._clock())
-    finally:
-        daemon._links.close()
-    assert daemon._deadlines.slack == pytest.approx(0.002)
+    daemon._links = types.SimpleNamespace(links={})  # type: ignore[assignment]  # (no link: the port goes)
+    daemon.reload(daemon._clock())
+    assert daemon._deadlines.slack == pytest.approx(0.002)  # a rule that fits no port counts too
+    assert not daemon.ports
+
+
+def test_a_deadline_already_come_wakes_the_loop_at_once(tmp_path: Path) -> None:
+    """What a wake-up's slice left (or what came due while it worked) is not slacked twice."""
+    daemon, clock, _ = daemon_with_ports(tmp_path, 1)
+    [runtime] = daemon.ports.values()
+    runtime.flush(clock.now)
+    deadline = runtime.port.next_deadline()
+    assert deadline is not None and deadline > clock.now
+    daemon.poll.next_at = math.inf
+    assert daemon._wakeup(clock.now) == pytest.approx(deadline + 0.01)
+    assert daemon._wakeup(deadline + 0.004) == deadline
