@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.daemon.lab import MAC_B, PYTHON, ROOT, Daemon, Lab, deep_merge, efmoam, is_operational
+from tests.daemon.lab import MAC_B, Daemon, Lab, deep_merge, efmoam, is_operational
 
 
 def diagnose(side: Daemon, *args: str) -> tuple[int, dict[str, Any], subprocess.CompletedProcess[str]]:
@@ -114,10 +114,16 @@ def unprivileged(side: Daemon) -> tuple[str, ...]:
             "--inh-caps=-all")  # fmt: skip
 
 
-def test_without_root_the_daemon_is_the_listener(lab: Lab, socket_group: str) -> None:
+def test_without_root_the_daemon_is_the_listener(
+    lab: Lab, socket_group: str, any_user_python: tuple[str, dict[str, str]]
+) -> None:
     lab.start()
     assert grp.getgrgid(os.stat(lab.a.socket).st_gid).gr_name == socket_group
-    result = efmoam("diagnose", "veth0", "--socket", lab.a.socket, "-f", "json", prefix=unprivileged(lab.a))
+    python, env = any_user_python
+    result = subprocess.run(
+        [*unprivileged(lab.a), python, "-m", "efmoam.cli", "diagnose", "veth0", "--socket", lab.a.socket, "-f", "json"],
+        capture_output=True, text=True, timeout=30, cwd="/", env=env, check=False,
+    )  # fmt: skip
     assert "Traceback" not in result.stderr, result.stderr
     report = json.loads(result.stdout)
     heard = report["facts"]["listening"]
@@ -128,12 +134,14 @@ def test_without_root_the_daemon_is_the_listener(lab: Lab, socket_group: str) ->
     assert report["daemon"]["peer"]["mac_address"] == MAC_B
 
 
-def test_a_port_that_disappears_while_the_daemon_listens_is_reported(lab: Lab, socket_group: str) -> None:
+def test_a_port_that_disappears_while_the_daemon_listens_is_reported(
+    lab: Lab, socket_group: str, any_user_python: tuple[str, dict[str, str]]
+) -> None:
     lab.start()
-    command = [*unprivileged(lab.a), PYTHON, "-m", "efmoam.cli", "diagnose", "veth0", "--listen", "20",
+    python, env = any_user_python
+    command = [*unprivileged(lab.a), python, "-m", "efmoam.cli", "diagnose", "veth0", "--listen", "20",
                "--socket", lab.a.socket, "-f", "json"]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/", env=env)
     time.sleep(1.5)
     subprocess.run(["ip", "-n", lab.b.netns, "link", "del", "veth1"], check=True)
     out, err = proc.communicate(timeout=15)  # before the 20 s: the listening ended with the port

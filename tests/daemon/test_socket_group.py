@@ -60,6 +60,7 @@ class Run:
 
     base: Path
     netns: str
+    python: tuple[str, dict[str, str]]  #: `any_user_python`: the users run the CLI with it
     process: subprocess.Popen[str] | None = None
 
     @property
@@ -103,8 +104,8 @@ class Run:
         """``efmoam show port`` as `user`, with that user's groups."""
         return subprocess.run(
             ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--inh-caps=-all",
-             sys.executable, "-m", "efmoam.cli", "show", "port", "--socket", str(self.socket)],
-            capture_output=True, text=True, timeout=30, cwd="/", env={**os.environ, "PYTHONPATH": str(ROOT)},
+             self.python[0], "-m", "efmoam.cli", "show", "port", "--socket", str(self.socket)],
+            capture_output=True, text=True, timeout=30, cwd="/", env=self.python[1],
             check=False,
         )  # fmt: skip
 
@@ -114,10 +115,10 @@ class Run:
 
 
 @pytest.fixture
-def run() -> Iterator[Run]:
+def run(any_user_python: tuple[str, dict[str, str]]) -> Iterator[Run]:
     base = Path(tempfile.mkdtemp(prefix="efmoam-group-", dir="/tmp"))
     base.chmod(0o755)  # the users reach the socket's directory through it
-    built = Run(base, f"efmoam-group-{os.getpid()}")
+    built = Run(base, f"efmoam-group-{os.getpid()}", any_user_python)
     ip("netns", "add", built.netns)
     try:
         yield built

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,7 +42,9 @@ def place() -> Iterator[tuple[str, Path]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def run_as_nobody(netns: str, base: Path, caps: str, state_dir: Path, socket_dir: Path) -> tuple[int, list[str]]:
+def run_as_nobody(
+    netns: str, base: Path, caps: str, state_dir: Path, socket_dir: Path, python: tuple[str, dict[str, str]]
+) -> tuple[int, list[str]]:
     config = base / "efmoam.yaml"
     config.write_text(
         f"daemon: {{control_socket: {socket_dir}/efmoam.sock, state_dir: {state_dir}, control_socket_group: null}}\n"
@@ -52,10 +53,10 @@ def run_as_nobody(netns: str, base: Path, caps: str, state_dir: Path, socket_dir
     setpriv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", f"--inh-caps=-all{caps}"]
     if caps:
         setpriv.append(f"--ambient-caps={caps.lstrip(',')}")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    interpreter, env = python[0], dict(python[1])
     env.pop("JOURNAL_STREAM", None)
     result = subprocess.run(
-        ["ip", "netns", "exec", netns, *setpriv, sys.executable, "-m", "efmoam.cli", "daemon", "-c", str(config)],
+        ["ip", "netns", "exec", netns, *setpriv, interpreter, "-m", "efmoam.cli", "daemon", "-c", str(config)],
         capture_output=True, text=True, timeout=60, cwd="/", env=env, check=False,
     )  # fmt: skip
     return result.returncode, result.stderr.splitlines()
@@ -75,19 +76,25 @@ def writable(path: Path) -> Path:
     ],
     ids=["no-capabilities", "no-cap-net-admin"],
 )
-def test_a_missing_capability_is_one_line(place: tuple[str, Path], caps: str, expected: str) -> None:
+def test_a_missing_capability_is_one_line(
+    place: tuple[str, Path], caps: str, expected: str, any_user_python: tuple[str, dict[str, str]]
+) -> None:
     netns, base = place
-    status, lines = run_as_nobody(netns, base, caps, writable(base / "state"), writable(base / "run"))
+    status, lines = run_as_nobody(netns, base, caps, writable(base / "state"), writable(base / "run"), any_user_python)
     assert status == 4
     assert len(lines) == 1, lines
     assert re.fullmatch(LINE + expected, lines[0]), lines
     assert not list((base / "run").iterdir())  # nothing was left behind
 
 
-def test_a_state_directory_it_may_not_write_is_one_line(place: tuple[str, Path]) -> None:
+def test_a_state_directory_it_may_not_write_is_one_line(
+    place: tuple[str, Path], any_user_python: tuple[str, dict[str, str]]
+) -> None:
     netns, base = place
     (base / "state").mkdir()  # root's
-    status, lines = run_as_nobody(netns, base, ",+net_raw,+net_admin", base / "state", writable(base / "run"))
+    status, lines = run_as_nobody(
+        netns, base, ",+net_raw,+net_admin", base / "state", writable(base / "run"), any_user_python
+    )
     assert status == 4
     assert len(lines) == 1, lines
     assert re.fullmatch(
@@ -97,9 +104,13 @@ def test_a_state_directory_it_may_not_write_is_one_line(place: tuple[str, Path])
     ), lines
 
 
-def test_a_control_socket_directory_it_may_not_write_is_one_line(place: tuple[str, Path]) -> None:
+def test_a_control_socket_directory_it_may_not_write_is_one_line(
+    place: tuple[str, Path], any_user_python: tuple[str, dict[str, str]]
+) -> None:
     netns, base = place
-    status, lines = run_as_nobody(netns, base, ",+net_raw,+net_admin", writable(base / "state"), base / "run")
+    status, lines = run_as_nobody(
+        netns, base, ",+net_raw,+net_admin", writable(base / "state"), base / "run", any_user_python
+    )
     assert status == 4
     assert len(lines) == 1, lines
     assert re.fullmatch(
@@ -109,7 +120,9 @@ def test_a_control_socket_directory_it_may_not_write_is_one_line(place: tuple[st
     ), lines
 
 
-def test_with_both_capabilities_it_runs_as_nobody(place: tuple[str, Path]) -> None:
+def test_with_both_capabilities_it_runs_as_nobody(
+    place: tuple[str, Path], any_user_python: tuple[str, dict[str, str]]
+) -> None:
     """The unit's way: a user of its own with CAP_NET_RAW and CAP_NET_ADMIN is enough."""
     netns, base = place
     ip("link", "add", "veth0", "type", "veth", "peer", "name", "veth1", netns=netns)
@@ -122,9 +135,9 @@ def test_with_both_capabilities_it_runs_as_nobody(place: tuple[str, Path]) -> No
     caps = "+net_raw,+net_admin"
     process = subprocess.Popen(
         ["ip", "netns", "exec", netns, "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-         f"--inh-caps=-all,{caps}", f"--ambient-caps={caps}", sys.executable, "-m", "efmoam.cli", "daemon", "-c",
-         str(config)],
-        stderr=subprocess.PIPE, text=True, cwd="/", env={**os.environ, "PYTHONPATH": str(ROOT)},
+         f"--inh-caps=-all,{caps}", f"--ambient-caps={caps}", any_user_python[0], "-m", "efmoam.cli", "daemon",
+         "-c", str(config)],
+        stderr=subprocess.PIPE, text=True, cwd="/", env=any_user_python[1],
     )  # fmt: skip
     try:
         view = wait_for(lambda: request(str(run / "efmoam.sock"), "show_ports"), 20, "the daemon to answer")
