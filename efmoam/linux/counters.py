@@ -879,8 +879,9 @@ class FileSource(BaseCounterSource):
     only when its device, inode, size, mtime or ctime changed, or when the last read came
     less than a stamp step after the file's last change by the kernel's clock
     (`_may_change_unseen`: a rewrite in place within the same clock tick, 1 to 10 ms, or
-    the same stamp step, 2 s on FAT, and of the same size changes none of them).  Then new bytes are parsed and
-    validated; the same bytes keep the result they had (values or error).  A file
+    the same stamp step, 2 s on FAT, and of the same size changes none of them).  Then
+    new bytes are parsed and validated; the same bytes keep the result they had (values
+    or error).  A file
     replaced by rename (a new inode) is always seen.  Limits: a wall clock stepped back,
     or a network file system stamping with another clock, can hide a rewrite in place
     until the file changes again; one answering stat from its attribute cache (NFS) can
