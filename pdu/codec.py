@@ -82,7 +82,6 @@ _DST = SLOW_PROTOCOLS_MULTICAST
 _INFO_TYPES = (int(InfoTlvType.LOCAL), int(InfoTlvType.REMOTE))
 _ORG = int(InfoTlvType.ORGANIZATION_SPECIFIC)
 _INFO_SIZE = _INFO_TLV.size
-_unpack_info = _INFO_TLV.unpack_from
 
 
 def _check_model(layout: Layout, model: type, skip: tuple[str, ...] = ("length",)) -> None:
@@ -152,6 +151,13 @@ _new_info_tlv = fast_constructor(InfoTlv, (1, 1, 2, 0, 0, 0, 0x0D, 0, 1500, 0x00
 _new_link_event = fast_constructor(LinkEventTlv, (1, 2, 3, 4, 5, 6, 7))
 _new_information = fast_constructor(Information, (_SRC, 0x50, ()))
 _new_event_notification = fast_constructor(EventNotification, (_SRC, 0x50, 1, ()))
+# read straight into the model (the length octet is checked, not stored)
+_read_info_tlv = _INFO_TLV.reader(_new_info_tlv, skip=("length",))
+#: per standard link event TLV type: its size and its reader
+_LINK_EVENT_READERS = {
+    tlv_type: (layout.size, layout.reader(_new_link_event, skip=("length",)))
+    for tlv_type, layout in _LINK_EVENT.items()
+}
 
 
 def decode(frame: bytes) -> Oampdu:
@@ -214,8 +220,7 @@ def _info_tlv(frame: bytes, offset: int) -> InfoTlv:
     if tlv is None:
         if len(_INFO_TLVS) >= _MEMO_SIZE:
             _INFO_TLVS.clear()
-        tlv_type, _, *fields = _unpack_info(raw, 0)
-        tlv = _INFO_TLVS[raw] = _new_info_tlv(tlv_type, *fields)
+        tlv = _INFO_TLVS[raw] = _read_info_tlv(raw, 0)
     return tlv
 
 
@@ -263,14 +268,14 @@ def _decode_event_notification(frame: bytes, src: str, flags: int) -> EventNotif
     offset = HEADER_LENGTH + _SEQUENCE.size
     while offset < end and frame[offset]:
         tlv_type, length = _tlv_bounds(frame, offset)
-        layout = _LINK_EVENT.get(tlv_type)
-        if layout is not None:
-            if length != layout.size:
+        link_event = _LINK_EVENT_READERS.get(tlv_type)
+        if link_event is not None:
+            size, read = link_event
+            if length != size:
                 raise DecodeError(
-                    DecodeReason.EVENT_TLV_LENGTH, offset, f"type {tlv_type:#04x} length {length} != {layout.size}"
+                    DecodeReason.EVENT_TLV_LENGTH, offset, f"type {tlv_type:#04x} length {length} != {size}"
                 )
-            tlv_type, _, *fields = layout.unpack_from(frame, offset)
-            tlvs.append(_new_link_event(tlv_type, *fields))
+            tlvs.append(read(frame, offset))
         elif tlv_type == _ORG:
             tlvs.append(_org_tlv(frame, offset, length))
         else:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
+
+_T = TypeVar("_T")
 
 #: (name, width in bits, struct code: "" for a field read from a run of bits)
 Field = tuple[str, int, str]
@@ -36,6 +38,27 @@ class Layout:
     unpack_from: Callable[[Any, int], tuple[Any, ...]]
     #: ``pack(*values)`` -> octets; raises struct.error for a value that does not fit
     pack: Callable[..., bytes]
+    #: the struct's own ``unpack_from``, the names it binds and each field's expression of them
+    _raw_unpack_from: Callable[[Any, int], tuple[Any, ...]]
+    _raw: tuple[str, ...]
+    _values: tuple[str, ...]
+
+    def reader(self, make: Callable[..., _T], skip: Sequence[str] = ()) -> Callable[[Any, int], _T]:
+        """``read(buffer, offset)`` -> ``make(*values)``, the fields named in *skip* left out.
+
+        One generated function: no tuple of values in between and no unpacking of it
+        (a link event TLV is read per Event Notification).
+        """
+        kept = [value for name, value in zip(self.names, self._values, strict=True) if name not in skip]
+        namespace: dict[str, Any] = {"_unpack_from": self._raw_unpack_from, "make": make}
+        exec(  # source generated from our own field lists
+            "def read(buffer, offset):\n"
+            f"    {', '.join(self._raw)}, = _unpack_from(buffer, offset)\n"
+            f"    return make({', '.join(kept)})\n",
+            namespace,
+        )
+        read: Callable[[Any, int], _T] = namespace["read"]
+        return read
 
 
 @attrs.define
@@ -72,11 +95,20 @@ def build_layout(fields: Sequence[Field]) -> Layout:
         raise TypeError("trailing bit fields do not fill whole octets")
     codec = struct.Struct("!" + "".join(codes))
     names = tuple(name for slot in slots for name in _slot_names(slot))
-    unpack_src, pack_src = _generate(slots)
+    raw, values, packed = _generate(slots)
+    params = ", ".join(names)
+    unpack_src = (
+        "def unpack_from(buffer, offset):\n"
+        f"    {', '.join(raw)}, = _unpack_from(buffer, offset)\n"
+        f"    return ({', '.join(values)},)\n"
+    )
+    pack_src = f"def pack({params}):\n    return _pack({', '.join(packed)})\n"
     namespace: dict[str, Any] = {"_unpack_from": codec.unpack_from, "_pack": codec.pack, "_check": _check}
     exec(unpack_src + pack_src, namespace)  # source generated from our own field lists
     widths = tuple(width for _, width, _ in fields)
-    return Layout(names, codec.size, widths, namespace["unpack_from"], namespace["pack"])
+    return Layout(
+        names, codec.size, widths, namespace["unpack_from"], namespace["pack"], codec.unpack_from, raw, values
+    )
 
 
 def _slot_names(slot: str | _Run) -> list[str]:
@@ -89,8 +121,8 @@ def _check(value: int, bits: int, name: str) -> int:
     return value
 
 
-def _generate(slots: list[str | _Run]) -> tuple[str, str]:
-    """Python source of ``unpack_from`` and ``pack`` for these slots."""
+def _generate(slots: list[str | _Run]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The names the struct binds, each field's expression of them, what is packed."""
     raw: list[str] = []  # names bound by struct.unpack_from
     values: list[str] = []  # expressions of the field values, in field order
     packed: list[str] = []  # expressions handed to struct.pack
@@ -115,11 +147,4 @@ def _generate(slots: list[str | _Run]) -> tuple[str, str]:
             parts.append(f"_check({name}, {size}, {name!r}) << {shift}")
         joined = " | ".join(parts)
         packed += [f"({joined}) >> 16", f"({joined}) & 0xFFFF"] if slot.octets == 3 else [f"({joined})"]
-    params = ", ".join(name for slot in slots for name in _slot_names(slot))
-    unpack_src = (
-        "def unpack_from(buffer, offset):\n"
-        f"    {', '.join(raw)}, = _unpack_from(buffer, offset)\n"
-        f"    return ({', '.join(values)},)\n"
-    )
-    pack_src = f"def pack({params}):\n    return _pack({', '.join(packed)})\n"
-    return unpack_src, pack_src
+    return tuple(raw), tuple(values), tuple(packed)

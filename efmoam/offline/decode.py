@@ -150,6 +150,7 @@ __all__ = [
     "open_records",
     "pdu_to_dict",
     "pdu_to_json",
+    "pdu_text",
     "run_decode",
     "tlv_text",
     "tlv_to_dict",
@@ -185,6 +186,8 @@ _PARSER_TEXT = ("fwd", "lb", "discard", "rsvd")
 _MUX_TEXT = ("fwd", "discard")
 _MAX_RENDERED_PEERS = 1024
 _CHUNK_LINES = 1024
+#: Information TLVs whose JSON text is remembered (each about 400 octets)
+_MAX_REMEMBERED = 1024
 
 
 class NotEthernetError(Exception):
@@ -503,8 +506,35 @@ _SCHEMAS: dict[type, _Schema] = {
 _SCHEMAS_IN: dict[int | None, dict[type, _Schema]] = {
     pdu_code: {**_SCHEMAS, OrgSpecificTlv: _org_tlv_schema(pdu_code)} for pdu_code in (None, *map(int, Code))
 }
+
+
+def _remembered(render: Callable[[Any], str], size: int = _MAX_REMEMBERED) -> Callable[[Any], str]:
+    """*render* remembered per object, at most *size* of them (then it starts afresh).
+
+    The codec hands out one object per distinct Information TLV (`pdu.codec`'s memo), and
+    those recur: a peer's Local TLV in every frame, echoed in the other's Remote TLV.
+    Keyed by identity and holding the object, so an id is never reused while remembered.
+    """
+    memo: dict[int, tuple[Any, str]] = {}
+
+    def remembered(obj: Any) -> str:
+        entry = memo.get(id(obj))
+        if entry is not None and entry[0] is obj:
+            return entry[1]
+        text = render(obj)
+        if len(memo) >= size:
+            memo.clear()
+        memo[id(obj)] = (obj, text)
+        return text
+
+    return remembered
+
+
 _TO_JSON_IN = {
-    pdu_code: {cls: schema.to_json for cls, schema in schemas.items()} for pdu_code, schemas in _SCHEMAS_IN.items()
+    pdu_code: {
+        cls: _remembered(schema.to_json) if cls is InfoTlv else schema.to_json for cls, schema in schemas.items()
+    }
+    for pdu_code, schemas in _SCHEMAS_IN.items()
 }
 
 
@@ -594,8 +624,11 @@ def _body_text(obj: JsonObject) -> list[str]:
     parts: list[str] = []
     if "sequence" in obj:
         parts.append(f"seq={obj['sequence']}")
-    parts.extend(tlv_text(tlv) for tlv in obj.get("tlvs", ()))
-    parts.extend(f"descriptor(branch={d['branch']} leaf={d['leaf']})" for d in obj.get("descriptors", ()))
+    # each list looked at only where the code has it (a line is made per frame)
+    if tlvs := obj.get("tlvs"):
+        parts.extend([tlv_text(tlv) for tlv in tlvs])
+    if descriptors := obj.get("descriptors"):
+        parts.extend([f"descriptor(branch={d['branch']} leaf={d['leaf']})" for d in descriptors])
     for c in obj.get("containers", ()):
         indication = "-" if c["indication"] is None else f"{c['indication']:#04x}"
         values = ",".join(c["values"]) or "-"
@@ -658,6 +691,35 @@ def format_text(obj: JsonObject) -> str:
     return "  ".join([obj["src"], _names_text(obj["flag_names"]), obj["code_name"], *_body_text(obj)])
 
 
+#: the dict of an Information or Event Notification OAMPDU without its TLVs, whose text
+#: follows its own in a line (and the TLVs' text is kept where the objects recur)
+_HEAD_TO_DICT = {
+    cls: _compile_to_dict([field for field in _SCHEMAS[cls].fields if field.key != "tlvs"])
+    for cls in (Information, EventNotification)
+}
+
+
+def _tlv_text_in(pdu_code: int) -> Callable[[Any], str]:
+    return lambda tlv: tlv_text(tlv_to_dict(tlv, pdu_code))
+
+
+_TLV_TEXT_IN = {
+    int(pdu_code): {cls: _remembered(text) if cls is InfoTlv else text for cls in _TLV_SCHEMAS}
+    for pdu_code in (Code.INFORMATION, Code.EVENT_NOTIFICATION)
+    for text in (_tlv_text_in(pdu_code),)
+}
+
+
+def pdu_text(pdu: Oampdu) -> str:
+    """``format_text(pdu_to_dict(pdu))``, faster when TLV objects recur (equal, tested)."""
+    head = _HEAD_TO_DICT.get(type(pdu))
+    if head is None:
+        return format_text(pdu_to_dict(pdu))
+    texts = _TLV_TEXT_IN[pdu.code]
+    # nothing in these two codes' lines comes after the TLVs (`_body_text`)
+    return "  ".join([format_text(head(pdu)), *[texts[type(tlv)](tlv) for tlv in pdu.tlvs]])
+
+
 def _error_text(obj: JsonObject) -> str:
     detail = f"octet {obj['offset']}" + (f": {obj['detail']}" if obj["detail"] else "")
     return f"{obj.get('src', '-')}  MALFORMED {obj['error']} ({detail})"
@@ -706,7 +768,7 @@ class CaptureDecoder:
 
     def render(self, pdu: Oampdu) -> str:
         """The line of *pdu* after FRAME and TIME (for JSON: the object minus its ``{``)."""
-        return pdu_to_json(pdu)[1:] if self.json_output else format_text(pdu_to_dict(pdu))
+        return pdu_to_json(pdu)[1:] if self.json_output else pdu_text(pdu)
 
     def _malformed_line(self, record: CaptureRecord, error: DecodeError, first_time: float) -> str:
         obj = error_to_dict(record.number, record.time, record.data, error)
@@ -788,16 +850,22 @@ def open_records(source: str | os.PathLike[str], stdin: BinaryIO | None = None) 
 
 def _write_chunked(lines: Iterable[str], out: TextIO, chunk_lines: int) -> None:
     """Write *lines* to *out*, *chunk_lines* at a time (and what is pending on an error)."""
+    iterator = iter(lines)
     pending: list[str] = []
     try:
-        for line in lines:
-            pending.append(line)
-            if len(pending) >= chunk_lines:
-                chunk, pending = pending, []
-                out.write("\n".join(chunk) + "\n")
+        while True:
+            # extend keeps what it took before an error, which the finally then writes
+            pending.extend(itertools.islice(iterator, chunk_lines))
+            if not pending:
+                return
+            pending.append("")  # the last newline, without copying the chunk once more
+            text = "\n".join(pending)
+            pending.clear()
+            out.write(text)
     finally:
         if pending:
-            out.write("\n".join(pending) + "\n")
+            pending.append("")
+            out.write("\n".join(pending))
 
 
 def run_decode(

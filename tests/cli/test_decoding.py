@@ -18,8 +18,11 @@ from efmoam.offline.decode import (
     EXIT_UNREADABLE,
     CaptureDecoder,
     NotEthernetError,
+    _remembered,
+    _write_chunked,
     format_text,
     frame_to_dict,
+    pdu_text,
     pdu_to_dict,
     pdu_to_json,
     run_decode,
@@ -206,6 +209,63 @@ def test_run_decode_writes_pending_lines_before_the_error(monkeypatch: pytest.Mo
     )
 
 
+def test_remembered_renders_each_object_once_and_never_another_objects_text() -> None:
+    calls: list[object] = []
+
+    def render(obj: object) -> str:
+        calls.append(obj)
+        return f"text of {obj!r}"
+
+    remembered = _remembered(render, size=2)
+    a, b, c = InfoTlv(1, revision=1), InfoTlv(1, revision=2), InfoTlv(1, revision=3)
+    assert [remembered(x) for x in (a, b, a, b)] == [f"text of {x!r}" for x in (a, b, a, b)]
+    assert calls == [a, b]  # each rendered once
+    remembered(c)  # a third object: the memo starts afresh (it holds at most two)
+    assert remembered(a) == f"text of {a!r}"
+    assert calls == [a, b, c, a]
+    # an equal object that is not the same one is rendered on its own, and renders the same
+    twin = InfoTlv(1, revision=1)
+    assert remembered(twin) == remembered(a)
+
+
+def test_information_tlvs_render_the_same_remembered_or_not() -> None:
+    info = Information(SRC, STABLE, (InfoTlv(1, revision=7), InfoTlv(2, revision=9)))
+    frame = encode(info)
+    first, again = pdu_to_json(decode(frame)), pdu_to_json(decode(frame))
+    assert first == again == json.dumps(pdu_to_dict(info), separators=(",", ":"))
+
+
+def _lines_then_error(count: int) -> Iterator[str]:
+    yield from (f"line {n}" for n in range(1, count + 1))
+    raise CaptureError("cut")
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 4, 5])
+def test_write_chunked_writes_every_line_once_before_an_error(count: int) -> None:
+    out = io.StringIO()
+    with pytest.raises(CaptureError):
+        _write_chunked(_lines_then_error(count), out, 2)
+    assert out.getvalue() == "".join(f"line {n}\n" for n in range(1, count + 1))
+
+
+def test_write_chunked_writes_nothing_twice_when_the_output_fails() -> None:
+    class FailsOnce(io.StringIO):
+        failed = False
+
+        def write(self, text: str) -> int:
+            if not self.failed:
+                self.failed = True
+                raise BrokenPipeError(32, "Broken pipe")
+            return super().write(text)
+
+    out = FailsOnce()
+    with pytest.raises(BrokenPipeError):
+        _write_chunked(iter(["a", "b", "c"]), out, 2)
+    assert out.getvalue() == ""  # the failed chunk is not written again on the way out
+    _write_chunked(iter(["a", "b", "c"]), out, 2)
+    assert out.getvalue() == "a\nb\nc\n"
+
+
 def test_run_decode_lets_a_broken_pipe_through(tmp_path: Path) -> None:
     class BrokenOut(io.StringIO):
         def write(self, text: str) -> int:
@@ -294,6 +354,15 @@ def test_json_text_is_the_dumps_of_the_dict(pdu: Any) -> None:
     assert json.loads(pdu_to_json(pdu)) == obj
     assert all(type(value) in (int, str, list, type(None)) for value in obj.values())
     assert format_text(obj).startswith(f"{pdu.src}  ")
+
+
+@settings(max_examples=400, deadline=None)
+@given(pdu=_pdus)
+def test_the_text_of_an_object_is_the_text_of_its_dict(pdu: Any) -> None:
+    expected = format_text(pdu_to_dict(pdu))
+    assert pdu_text(pdu) == expected
+    assert pdu_text(pdu) == expected  # a second time, its recurring TLVs' text remembered
+    assert pdu_text(attrs.evolve(pdu)) == expected  # an equal OAMPDU, made anew
 
 
 def test_a_source_mac_from_elsewhere_is_quoted() -> None:

@@ -65,6 +65,18 @@ def test_the_codec_layout_reads_and_writes_as_the_layers_compiled(name: str, dat
     assert used.pack(*values) == compiled.pack(*values) == octets
 
 
+@pytest.mark.parametrize("name", sorted(PAIRS))
+@settings(max_examples=50, deadline=None)
+@given(data=st.data())
+def test_a_reader_hands_the_values_less_the_skipped_ones_to_its_maker(name: str, data: st.DataObject) -> None:
+    used, _ = PAIRS[name]
+    skip = data.draw(st.sets(st.sampled_from(used.names)))
+    octets = data.draw(st.binary(min_size=used.size + 3, max_size=used.size + 3))
+    values = zip(used.names, used.unpack_from(octets, 3), strict=True)
+    expected = tuple(value for field, value in values if field not in skip)
+    assert used.reader(lambda *values: values, skip=tuple(skip))(octets, 3) == expected
+
+
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
