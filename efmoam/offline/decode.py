@@ -97,6 +97,7 @@ Exit status (`run_decode`)
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -406,10 +407,18 @@ class _Schema:
 
     def __init__(self, *fields: _Field) -> None:
         self.fields = fields
-        #: the JSON-ready dict of an object
-        self.to_dict = _compile_to_dict(fields)
-        #: the compact JSON text of an object (equal to json.dumps of `to_dict`)
-        self.to_json = _compile_to_json(fields)
+
+    # compiled on first use: a run meets few of the classes, and compiling them all at
+    # import cost about 1.3 ms of every offline command's start-up
+    @functools.cached_property
+    def to_dict(self) -> Callable[[Any], JsonObject]:
+        """The JSON-ready dict of an object."""
+        return _compile_to_dict(self.fields)
+
+    @functools.cached_property
+    def to_json(self) -> Callable[[Any], str]:
+        """The compact JSON text of an object (equal to json.dumps of `to_dict`)."""
+        return _compile_to_json(self.fields)
 
 
 def _kind(kinds: dict[int, str]) -> _Field:
@@ -530,12 +539,23 @@ def _remembered(render: Callable[[Any], str], size: int = _MAX_REMEMBERED) -> Ca
     return remembered
 
 
-_TO_JSON_IN = {
-    pdu_code: {
-        cls: _remembered(schema.to_json) if cls is InfoTlv else schema.to_json for cls, schema in schemas.items()
-    }
-    for pdu_code, schemas in _SCHEMAS_IN.items()
-}
+class _OnFirstUse(dict[type, Callable[[Any], Any]]):
+    """class -> its function, made by *make* when first asked for (KeyError if it cannot be)."""
+
+    def __init__(self, make: Callable[[type], Callable[[Any], Any]]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, cls: type) -> Callable[[Any], Any]:
+        made = self[cls] = self._make(cls)
+        return made
+
+
+def _to_json_in(schemas: dict[type, _Schema]) -> _OnFirstUse:
+    return _OnFirstUse(lambda cls: _remembered(schemas[cls].to_json) if cls is InfoTlv else schemas[cls].to_json)
+
+
+_TO_JSON_IN = {pdu_code: _to_json_in(schemas) for pdu_code, schemas in _SCHEMAS_IN.items()}
 
 
 def tlv_to_dict(tlv: InfoTlv | LinkEventTlv | OrgSpecificTlv | UnknownTlv, pdu_code: int | None = None) -> JsonObject:
@@ -693,10 +713,8 @@ def format_text(obj: JsonObject) -> str:
 
 #: the dict of an Information or Event Notification OAMPDU without its TLVs, whose text
 #: follows its own in a line (and the TLVs' text is kept where the objects recur)
-_HEAD_TO_DICT = {
-    cls: _compile_to_dict([field for field in _SCHEMAS[cls].fields if field.key != "tlvs"])
-    for cls in (Information, EventNotification)
-}
+_HEADS = (Information, EventNotification)
+_HEAD_TO_DICT = _OnFirstUse(lambda cls: _compile_to_dict([f for f in _SCHEMAS[cls].fields if f.key != "tlvs"]))
 
 
 def _tlv_text_in(pdu_code: int) -> Callable[[Any], str]:
@@ -712,9 +730,9 @@ _TLV_TEXT_IN = {
 
 def pdu_text(pdu: Oampdu) -> str:
     """``format_text(pdu_to_dict(pdu))``, faster when TLV objects recur (equal, tested)."""
-    head = _HEAD_TO_DICT.get(type(pdu))
-    if head is None:
+    if not isinstance(pdu, _HEADS):
         return format_text(pdu_to_dict(pdu))
+    head = _HEAD_TO_DICT[type(pdu)]
     texts = _TLV_TEXT_IN[pdu.code]
     # nothing in these two codes' lines comes after the TLVs (`_body_text`)
     return "  ".join([format_text(head(pdu)), *[texts[type(tlv)](tlv) for tlv in pdu.tlvs]])

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -44,6 +42,9 @@ def capture_path(source: str | os.PathLike[str], stdin: BinaryIO | None = None) 
     if stdin is None or not is_stdin(source, stdin):
         yield os.fspath(source)
         return
+    import shutil  # noqa: PLC0415 - only here: every offline command imports this module, and
+    import tempfile  # noqa: PLC0415 - these two are a few ms of its start-up
+
     descriptor, path = tempfile.mkstemp(prefix="efmoam-stdin-", suffix=".capture")
     try:
         with os.fdopen(descriptor, "wb") as copy:
