@@ -41,8 +41,6 @@ from efmoam.linux.counters import (
     AutoSource,
     BaseCounterSource,
     CounterError,
-    FileSource,
-    RtnetlinkSource,
     open_counter_source,
 )
 
@@ -85,7 +83,7 @@ class CounterPoll:
         if source is None:
             source = open_counter_source(key[0], counter_file=None if key[1] is None else Path(key[1]))
             self._sources[key] = source
-            self._dump_once_a_poll(source)
+            source.share_snapshots(self.interval / 2)
         if not isinstance(source, AutoSource):
             return source
         counters = counters_read(profile.settings.link_monitoring)
@@ -94,21 +92,13 @@ class CounterPoll:
             plan = self._auto_plans[counters] = AutoSource(source.sources, counters)
         return plan
 
-    def _dump_once_a_poll(self, source: BaseCounterSource) -> None:
-        """An rtnetlink source (or an auto source's) serves a poll from one dump, a file
-        source from one look at its file: one that is fresh for less than an interval
-        (`read` gives it the poll's start)."""
-        for part in [source, *getattr(source, "sources", [])]:
-            if isinstance(part, RtnetlinkSource | FileSource):
-                part.max_age = self.interval / 2
-
     def set_interval(self, interval: float, now: float) -> None:
         """A new ``counter_interval`` (a reload): from the next poll, which comes no later
         than one new interval from now."""
         self.interval = interval
         self.next_at = min(self.next_at, now + interval)
         for source in self._sources.values():
-            self._dump_once_a_poll(source)
+            source.share_snapshots(interval / 2)
 
     def next_deadline(self, now: float, ports: Mapping[str, PortRuntime]) -> float | None:
         """Now while a poll is under way, else when the next begins (None: no port)."""
@@ -161,9 +151,10 @@ class CounterPoll:
         """Read the port's counters (only those its monitors need) and give them to its
         engine; True when the engine has outputs.
 
-        An rtnetlink source is read by ifindex (`RtnetlinkSource.read_index`), a file source
-        at the poll's start (`FileSource.read_at`), the others by name.  The socket's kernel
-        drops are read here only every `KERNEL_DROPS_INTERVAL` (show and the metrics read
+        Every source is read with the poll's start (`read_in_poll`): one snapshot of the
+        counters, an rtnetlink dump or a look at the counter file, fresh for half an
+        interval (`share_snapshots`), serves the whole poll.  The socket's kernel drops
+        are read here only every `KERNEL_DROPS_INTERVAL` (show and the metrics read
         them)."""
         if now >= runtime.kernel_drops_due:
             runtime.kernel_drops_due = now + KERNEL_DROPS_INTERVAL
@@ -173,12 +164,8 @@ class CounterPoll:
         if needed is None or needed[0] is not profile:
             needed = runtime.counters_needed = (profile, counters_read(profile.settings.link_monitoring))
         try:
-            if isinstance(source, RtnetlinkSource):  # the poll's start: the dump is the poll's, whatever the slice
-                sample = source.read_index(runtime.ifindex, runtime.name, needed[1], self.began)
-            elif isinstance(source, FileSource):
-                sample = source.read_at(runtime.name, needed[1], self.began)
-            else:
-                sample = source.read(runtime.name, needed[1])
+            # the poll's start, not now: the snapshot is the poll's, whatever the slice
+            sample = source.read_in_poll(runtime.name, runtime.ifindex, needed[1], self.began)
         except (CounterError, OSError) as exc:
             if str(exc) != runtime.counter_error:
                 runtime.counter_error = str(exc)

@@ -294,6 +294,17 @@ class BaseCounterSource:
         not comparable with the last sample's: the caller takes the next one as a baseline)."""
         return 0
 
+    def share_snapshots(self, max_age: float) -> None:
+        """Let one snapshot of every interface's counters (a dump, a look at a file) serve
+        the reads of `max_age` seconds; a source that reads one interface at a time has
+        none to share."""
+
+    def read_in_poll(self, ifname: str, ifindex: int, counters: Collection[str] | None, began: float) -> CounterSample:
+        """`read` as the daemon's poll does it: `ifindex` is the port's and `began` the
+        poll's start (monotonic), so that a shared snapshot serves the whole poll however
+        long it takes (`share_snapshots`)."""
+        return self.read(ifname, counters)
+
     def close(self) -> None:
         """Release sockets (nothing to do for file-based sources)."""
 
@@ -517,6 +528,12 @@ class RtnetlinkSource(RecipeSource):
         if values is None:
             return self.read(ifname, counters)
         return _netdev_sample(values, None)
+
+    def share_snapshots(self, max_age: float) -> None:
+        self.max_age = max_age
+
+    def read_in_poll(self, ifname: str, ifindex: int, counters: Collection[str] | None, began: float) -> CounterSample:
+        return self.read_index(ifindex, ifname, counters, began)
 
     def _fresh_links(self, now: float, ifname: str) -> None:
         """Dump every interface with RTM_GETLINK again if the last dump is older than `max_age`."""
@@ -959,6 +976,12 @@ class FileSource(BaseCounterSource):
         self._refresh(ifname, now)
         return self._sample(ifname)
 
+    def share_snapshots(self, max_age: float) -> None:
+        self.max_age = max_age
+
+    def read_in_poll(self, ifname: str, ifindex: int, counters: Collection[str] | None, began: float) -> CounterSample:
+        return self.read_at(ifname, counters, began)
+
     def provides(self, ifname: str) -> dict[str, str]:
         """Counter -> "file <path> <counter>" for the counters the file has for the port."""
         try:
@@ -1057,6 +1080,11 @@ class AutoSource(BaseCounterSource):
     def provides(self, ifname: str) -> dict[str, str]:
         """Counter -> description of the chosen source's counter."""
         return {counter: description for counter, (_source, description) in self.plan(ifname).items()}
+
+    def share_snapshots(self, max_age: float) -> None:
+        """Each source shares its own (they are read by name: the rtnetlink one from its dump)."""
+        for source in self.sources:
+            source.share_snapshots(max_age)
 
     def close(self) -> None:
         """Close every source."""

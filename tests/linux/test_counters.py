@@ -413,6 +413,25 @@ def test_auto_takes_each_counter_from_the_first_source_that_has_it() -> None:
     assert (driver.reads, rtnl.reads) == (2, 2)
 
 
+def test_a_poll_reads_every_source_alike_and_snapshots_are_shared_where_a_source_has_them(tmp_path: Path) -> None:
+    """`share_snapshots` reaches an auto source's parts; `read_in_poll` reads a file
+    source's look of the poll's start (a rewrite is seen by the next poll, not this one)
+    and a source with no snapshot by name."""
+    path = tmp_path / "counters.json"
+    path.write_text(json.dumps({"eth0": {"errored_frames": 1}}))
+    file_source = FileSource(path)
+    with RtnetlinkSource(RtnlClient()) as rtnl:
+        by_name = FakeSource("driver", CounterSample(symbol_errors=5))
+        AutoSource([rtnl, by_name, file_source]).share_snapshots(0.5)
+        assert rtnl.max_age == file_source.max_age == 0.5
+    assert file_source.read_in_poll("eth0", 7, None, 10.0).errored_frames == 1
+    path.write_text(json.dumps({"eth0": {"errored_frames": 22}}))
+    assert file_source.read_in_poll("eth0", 7, None, 10.0).errored_frames == 1  # the same poll
+    assert file_source.read_in_poll("eth0", 7, None, 11.0).errored_frames == 22  # the next one
+    assert by_name.read_in_poll("eth0", 7, None, 10.0) == CounterSample(symbol_errors=5)
+    assert by_name.reads == 1
+
+
 def test_auto_probes_again_after_a_failed_read() -> None:
     first = FakeSource("ethtool", CounterSample(errored_frames=1))
     last = FakeSource("rtnetlink", CounterSample(errored_frames=2, frames_received=20))
