@@ -49,6 +49,9 @@ class Layout:
         One generated function: no tuple of values in between and no unpacking of it
         (a link event TLV is read per Event Notification).
         """
+        unknown = set(skip) - set(self.names)
+        if unknown:
+            raise ValueError(f"no field {sorted(unknown)} to skip")
         kept = [value for name, value in zip(self.names, self._values, strict=True) if name not in skip]
         namespace: dict[str, Any] = {"_unpack_from": self._raw_unpack_from, "make": make}
         exec(  # source generated from our own field lists

@@ -69,7 +69,7 @@ class CounterPoll:
         self.guard = guard
         self.clock = clock
         self.next_at = 0.0  #: when the next poll begins
-        self.began = 0.0  #: when the poll under way began (its rtnetlink reads share one dump)
+        self.began = 0.0  #: when the poll under way began (its reads share one snapshot)
         self.pending: deque[PortRuntime] = deque()  #: the ports this poll has still to read
         self.carrying: deque[PortRuntime] = deque()  #: ports whose samples caused more than frames
         self._sources: dict[tuple[str, str | None], BaseCounterSource] = {}

@@ -295,9 +295,10 @@ class BaseCounterSource:
         return 0
 
     def share_snapshots(self, max_age: float) -> None:
-        """Let one snapshot of every interface's counters (a dump, a look at a file) serve
-        the reads of `max_age` seconds; a source that reads one interface at a time has
-        none to share."""
+        """Let one snapshot of every interface's counters serve the poll's reads
+        (`read_in_poll`) for `max_age` seconds: rtnetlink's dump (which also serves its
+        `read` and `raw` by name), the file source's look; a source that reads one
+        interface at a time has none to share."""
 
     def read_in_poll(self, ifname: str, ifindex: int, counters: Collection[str] | None, began: float) -> CounterSample:
         """`read` as the daemon's poll does it: `ifindex` is the port's and `began` the

@@ -5,7 +5,8 @@ returns the exit status.  One table per model class (`_SCHEMAS`) maps the model 
 `pdu_to_dict` / `frame_to_dict` / `error_to_dict` give JSON-ready dicts (the daemon can
 reuse them), `pdu_to_json` the same object as compact JSON text, faster than
 ``json.dumps(pdu_to_dict(pdu))`` and equal to it (tested).  The plain-text lines are
-rendered from the dicts (`format_text`).
+rendered from the dicts (`format_text`); `pdu_text` gives the same line, the text of a
+recurring Information TLV made once (tested equal).
 
 Input
     A pcap or pcapng file, read record by record (`efmoam.offline.capture`), never loaded whole.
@@ -187,7 +188,8 @@ _PARSER_TEXT = ("fwd", "lb", "discard", "rsvd")
 _MUX_TEXT = ("fwd", "discard")
 _MAX_RENDERED_PEERS = 1024
 _CHUNK_LINES = 1024
-#: Information TLVs whose JSON text is remembered (each about 400 octets)
+#: Information TLVs whose rendering is remembered, per memo (JSON, and text in each of
+#: the two codes): each holds the objects it remembers, up to this many, and their text
 _MAX_REMEMBERED = 1024
 
 
@@ -522,7 +524,8 @@ def _remembered(render: Callable[[Any], str], size: int = _MAX_REMEMBERED) -> Ca
 
     The codec hands out one object per distinct Information TLV (`pdu.codec`'s memo), and
     those recur: a peer's Local TLV in every frame, echoed in the other's Remote TLV.
-    Keyed by identity and holding the object, so an id is never reused while remembered.
+    Keyed by identity and holding the object, so an id is never reused while remembered;
+    sound because the model's objects are frozen (their text never changes).
     """
     memo: dict[int, tuple[Any, str]] = {}
 
@@ -869,6 +872,7 @@ def open_records(source: str | os.PathLike[str], stdin: BinaryIO | None = None) 
 def _write_chunked(lines: Iterable[str], out: TextIO, chunk_lines: int) -> None:
     """Write *lines* to *out*, *chunk_lines* at a time (and what is pending on an error)."""
     iterator = iter(lines)
+    chunk_lines = max(1, chunk_lines)
     pending: list[str] = []
     try:
         while True:

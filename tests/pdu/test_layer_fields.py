@@ -77,6 +77,11 @@ def test_a_reader_hands_the_values_less_the_skipped_ones_to_its_maker(name: str,
     assert used.reader(lambda *values: values, skip=tuple(skip))(octets, 3) == expected
 
 
+def test_a_reader_refuses_to_skip_a_field_the_layout_lacks() -> None:
+    with pytest.raises(ValueError, match=r"no field \['lenght'\] to skip"):
+        codec._INFO_TLV.reader(lambda *values: values, skip=("lenght",))
+
+
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
