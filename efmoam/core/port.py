@@ -164,8 +164,8 @@ class OamPort:
         self._session_end_cause = ""  #: why Discovery last left SEND_ANY
         self._information_inputs: tuple[Any, ...] | None = None  #: what the Information was made from
         self._local_pdu = LocalPdu.RX_INFO  #: set by `_settle` with the Information
-        self._postponed = False  #: a sample's frames left, the rest of its epilogue waits
-        self._postponed_at = 0.0  #: that sample's time
+        #: a sample's frames left and the rest of its epilogue waits: that sample's time
+        self._postponed_at: float | None = None
         self._discover(now, "start")
         self._settle(now)
 
@@ -300,7 +300,7 @@ class OamPort:
 
     def receive(self, frame: bytes, *, now: float) -> bool:
         """A frame arrived on the port; False: the peer repeated itself (see the module's comment)."""
-        settled = self._postponed and self.settle_postponed()  # (the flag first: once per frame)
+        settled = self._postponed_at is not None and self.settle_postponed()  # (checked here: once per frame)
         try:
             pdu = self._decoder.decode(frame)
         except DecodeError as exc:
@@ -335,8 +335,7 @@ class OamPort:
 
     def handle_timer(self, *, now: float) -> None:
         """Act on whatever is due at `now`: keep-alives, queued frames, lost link, loopback."""
-        if self._postponed:
-            self.settle_postponed()
+        self.settle_postponed()
         expired = False
         lost_link_at = self._peer.lost_link_at
         if lost_link_at is not None and now >= lost_link_at:
@@ -362,7 +361,7 @@ class OamPort:
         False: no event, nothing to take (see the module's comment).  `frames_first`: the
         frames leave now, the rest of the epilogue waits for `settle_postponed` (or the
         next input)."""
-        settled = self._postponed and self.settle_postponed()
+        settled = self._postponed_at is not None and self.settle_postponed()
         frames = sample.frames_received
         if frames is not None:  # aFramesReceivedOK, for variable retrieval
             self._mac_attributes[variables.A_FRAMES_RECEIVED_OK] = frames
@@ -375,7 +374,7 @@ class OamPort:
         if monitoring.outputs or active.version != version:  # (an intent always comes with an event)
             deadline = self._policy_deadline
             if frames_first and (deadline is None or now < deadline):
-                self._postponed, self._postponed_at = True, now
+                self._postponed_at = now
                 self._send_due(now)
             else:
                 self._settle(now)
@@ -385,12 +384,12 @@ class OamPort:
     @property
     def postponed(self) -> bool:
         """A counter sample's frames left and the rest of its epilogue waits (`settle_postponed`)."""
-        return self._postponed
+        return self._postponed_at is not None
 
     def settle_postponed(self) -> bool:
         """Run the rest of the epilogue an ``on_counters(frames_first=True)`` left waiting,
         at that sample's time (every input begins with it); whether there was one."""
-        if not self._postponed:
+        if self._postponed_at is None:
             return False
         self._settle(self._postponed_at)
         return True
@@ -581,7 +580,7 @@ class OamPort:
     def _settle(self, now: float, policy: str = "") -> None:
         """Run at the end of every input: see the module's comment.  `policy`: judge the
         policy even if nothing it reads changed, for this cause (operator, reload)."""
-        self._postponed = False
+        self._postponed_at = None
         monitoring = self.link_monitoring
         active = monitoring.active
         self._judge_policy(now, policy)
