@@ -72,6 +72,7 @@ MAX_FRAME_LENGTH = MAX_OAMPDU_SIZE - FCS_LENGTH  #: 1514 octets as a raw socket 
 _HEADER = build_layout(F.HEADER)
 _INFO_TLV = build_layout(F.INFO_TLV)
 _LINK_EVENT: dict[int, Layout] = {t: build_layout(fields) for t, fields in F.LINK_EVENTS.items()}
+_LINK_EVENT_TYPES = tuple(_LINK_EVENT)
 _ORG_TLV_HEAD = build_layout(F.ORG_TLV_HEAD)  # type, length, OUI
 _SEQUENCE = build_layout(F.SEQUENCE)
 _DESCRIPTOR = build_layout(F.DESCRIPTOR)  # also the head of a container
@@ -432,7 +433,7 @@ def _encode_body(pdu: Oampdu) -> bytes:
     if isinstance(pdu, Information):
         return _encode_tlv_list(pdu.tlvs, _encode_info_tlv, _INFO_TYPES)
     if isinstance(pdu, EventNotification):
-        return _SEQUENCE.pack(pdu.sequence) + _encode_tlv_list(pdu.tlvs, _encode_link_event, tuple(_LINK_EVENT))
+        return _SEQUENCE.pack(pdu.sequence) + _encode_tlv_list(pdu.tlvs, _encode_link_event, _LINK_EVENT_TYPES)
     if isinstance(pdu, VariableRequest):
         return b"".join(_DESCRIPTOR.pack(d.branch, d.leaf) for d in pdu.descriptors)
     if isinstance(pdu, VariableResponse):
@@ -444,6 +445,13 @@ def _encode_body(pdu: Oampdu) -> bytes:
     if pdu.code in _BODY_DECODERS:
         raise EncodeError(f"unsupported PDU with the supported code {pdu.code:#04x}")
     return pdu.data
+
+
+@functools.lru_cache(maxsize=1024)
+def _mac_octets(mac: str) -> bytes:
+    """A MAC address's six octets (or what ``aa:bb:..`` gives; `encode` checks the length):
+    a port sends from one address, and an Event Notification is never encoded twice."""
+    return bytes.fromhex(mac.replace(":", ""))
 
 
 #: OAMPDUs whose encoding is kept: enough for the repeats of a port's Information and
@@ -461,7 +469,7 @@ def encode(pdu: Oampdu, max_pdu_size: int = MAX_OAMPDU_SIZE) -> bytes:
     cached: encoding an unchanged (frozen, hashable) OAMPDU again costs a lookup.
     """
     try:
-        src = bytes.fromhex(pdu.src.replace(":", ""))
+        src = _mac_octets(pdu.src)
         header = _HEADER.pack(_DST, src, SLOW_PROTOCOLS_ETHERTYPE, OAM_SUBTYPE, pdu.flags, pdu.code)
         body = _encode_body(pdu)
     except (struct.error, ValueError, TypeError) as exc:

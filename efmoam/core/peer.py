@@ -53,7 +53,8 @@ class PeerKnowledge:
         return self.local_tlv is not None and bool(self.local_tlv.oam_config & OamConfig.ACTIVE)
 
     def advertises(self, function: OamConfig) -> bool:
-        return self.local_tlv is not None and bool(self.local_tlv.oam_config & function)
+        # as ints: IntFlag's & is a Python call (an Event Notification asks this first)
+        return self.local_tlv is not None and bool(int(self.local_tlv.oam_config) & int(function))
 
     def info(self) -> PeerInfo | None:
         """The peer as RFC 4878 dot3OamPeerTable (the same object while nothing changed)."""

@@ -176,7 +176,8 @@ class Transmitter:
 
     def drop_duplicates(self) -> None:
         """Forget queued repeats of an earlier Event Notification (a newer one follows)."""
-        self._queue = deque(q for q in self._queue if not q.duplicate)
+        if any(queued.duplicate for queued in self._queue):  # (an empty queue, mostly)
+            self._queue = deque(queued for queued in self._queue if not queued.duplicate)
 
     def discard(self) -> None:
         """Discovery entered FAULT: what waits can no longer be sent (counted as lost)."""

@@ -61,6 +61,14 @@ class NotifyPeer:
 #: the event keys of the critical flags, made once (they are read for every OAMPDU from the peer)
 _REMOTE_FLAG_KEYS = {flag: EventKey(Location.REMOTE, flag) for flag in FLAG_EVENT_TYPES}
 _LOCAL_FLAG_KEYS = {flag: EventKey(Location.LOCAL, flag) for flag in FLAG_EVENT_TYPES}
+#: the event key of each monitor's local events, made once (a window that closes over a threshold reads it)
+_LOCAL_MONITOR_KEYS = {kind: EventKey(Location.LOCAL, kind) for kind in (*MonitorKind, *HealthKind)}
+#: the Information flags a local signal failure sets while it lasts, by (dying_gasp, critical_event)
+_SF_FLAGS = {
+    (dying_gasp, critical): Flag((Flag.DYING_GASP if dying_gasp else 0) | (Flag.CRITICAL_EVENT if critical else 0))
+    for dying_gasp in (False, True)
+    for critical in (False, True)
+}
 
 
 def event_timestamp(epoch: float, now: float) -> int:
@@ -214,7 +222,7 @@ class LinkMonitoring:
         running = set(self._sampled)
         for kind, monitor in self._by_kind.items():
             if before.get(kind, monitor.thresholds) != monitor.thresholds:
-                key = EventKey(Location.LOCAL, kind)
+                key = _LOCAL_MONITOR_KEYS[kind]
                 if key in self.active:
                     self._clear_with_notice(key, now, "reload")
             if monitor not in running:
@@ -267,12 +275,10 @@ class LinkMonitoring:
         verdict = monitor.judge(errors)
         if verdict is None:
             return
-        key = EventKey(Location.LOCAL, monitor.kind)
+        key = _LOCAL_MONITOR_KEYS[monitor.kind]
         if verdict is Verdict.FAILED:
             action = self.settings.local_sf_action
-            flags = (Flag.DYING_GASP if action.dying_gasp else NO_FLAGS) | (
-                Flag.CRITICAL_EVENT if action.critical_event else NO_FLAGS
-            )
+            flags = _SF_FLAGS[action.dying_gasp, action.critical_event]
             affects = action.port_action is not PortAction.LOG_ONLY
             self._raise_local(monitor, key, errors, now, Severity.FAILURE, affects, flags)
             if monitor.notifies:
@@ -309,16 +315,10 @@ class LinkMonitoring:
             self._notify(monitor, monitor.settings.sf_threshold, 0, now, 1)
 
     def _notify(self, monitor: Monitor, threshold: int, errors: int, now: float, burst: int) -> None:
-        values = monitor.facts.saturate(
-            {
-                "window": monitor.wire_window,
-                "threshold": threshold,
-                "errors": errors,
-                "error_running_total": monitor.error_total,
-                "event_running_total": monitor.event_total,
-            }
-        )
-        tlv = LinkEventTlv(type=monitor.facts.wire_type, timestamp=event_timestamp(self.epoch, now), **values)
+        tlv = monitor.facts.link_event_tlv(
+            event_timestamp(self.epoch, now), monitor.wire_window, threshold, errors, monitor.error_total,
+            monitor.event_total,
+        )  # fmt: skip
         self.intents.append(NotifyPeer((tlv,), burst))
 
     # -- the active set ----------------------------------------------------------------

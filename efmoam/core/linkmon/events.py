@@ -18,7 +18,7 @@ imply is derived here and nowhere else, recomputed whenever the set changes:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import attrs
 
@@ -82,6 +82,9 @@ def configured_action(settings: LinkMonitoringSettings, key: EventKey) -> PortAc
     return settings.peer_actions.event_notification
 
 
+_FLAG_MEMBERS: Mapping[int, Flag] = Flag._value2member_map_  # type: ignore[assignment]
+
+
 @attrs.frozen
 class ActiveEvent:
     """An active event: its log entry, and the Information flags it sets while it lasts."""
@@ -115,10 +118,11 @@ class ActiveEvents:
 
     def _derive(self) -> None:
         self.version += 1
-        flags = 0  # ints: IntFlag arithmetic is slow
+        flags = 0  # ints: IntFlag arithmetic is slow, and so is Flag(int) (a member map lookup is not)
         for event in self._events.values():
-            flags |= event.flags
-        self.info_flags = Flag(flags)
+            flags |= int(event.flags)  # int | IntFlag would call IntFlag.__ror__
+        member = _FLAG_MEMBERS.get(flags)
+        self.info_flags = member if member is not None else Flag(flags)
 
     def get(self, key: EventKey) -> ActiveEvent | None:
         return self._events.get(key)

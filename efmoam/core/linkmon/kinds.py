@@ -27,11 +27,15 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
 from efmoam.core.linkmon.counters import COUNTERS
 from pdu.enums import EventLogType, EventTlvType
+
+if TYPE_CHECKING:
+    from pdu.model import LinkEventTlv
 
 
 class MonitorKind(enum.Enum):
@@ -73,15 +77,21 @@ class MonitorFacts:
         """The width in bits of each field of this monitor's TLV (from the scapy layers)."""
         return _field_bits(self.wire_type)
 
-    def saturate(self, values: Mapping[str, int]) -> dict[str, int]:
-        """TLV values made to fit their fields: window, threshold and errors saturate,
-        running totals wrap as counters do."""
-        bits = self.field_bits
-        fitted = {}
-        for name, value in values.items():
-            top = 1 << bits[name]
-            fitted[name] = value % top if name.endswith("running_total") else min(value, top - 1)
-        return fitted
+    def link_event_tlv(
+        self, timestamp: int, window: int, threshold: int, errors: int, error_running_total: int,
+        event_running_total: int,
+    ) -> LinkEventTlv:  # fmt: skip
+        """This monitor's link event TLV, its values made to fit their fields: window,
+        threshold and errors saturate, running totals wrap as counters do."""
+        tlv, (window_top, threshold_top, errors_top, error_total_top, event_total_top) = _recipe(self.wire_type)
+        return tlv(
+            self.wire_type, timestamp, min(window, window_top - 1), min(threshold, threshold_top - 1),
+            min(errors, errors_top - 1), error_running_total % error_total_top, event_running_total % event_total_top,
+        )  # fmt: skip
+
+
+#: a link event TLV's fitted fields, in `MonitorFacts.link_event_tlv`'s order
+_FITTED = ("window", "threshold", "errors", "error_running_total", "event_running_total")
 
 
 @functools.cache
@@ -89,6 +99,16 @@ def _field_bits(wire_type: EventTlvType) -> Mapping[str, int]:
     from pdu.codec import EVENT_TLV_FIELD_BITS  # noqa: PLC0415 - the codec: only when a TLV is made
 
     return EVENT_TLV_FIELD_BITS[wire_type]
+
+
+@functools.cache
+def _recipe(wire_type: EventTlvType) -> tuple[type[LinkEventTlv], tuple[int, ...]]:
+    """The TLV's class and one past the largest value of each of its `_FITTED` fields
+    (a signal failure's hot path: made once, not a dict of widths per event)."""
+    from pdu.model import LinkEventTlv  # noqa: PLC0415 - the model: only when a TLV is made
+
+    bits = _field_bits(wire_type)
+    return LinkEventTlv, tuple(1 << bits[name] for name in _FITTED)
 
 
 MONITORS: tuple[MonitorFacts, ...] = (
