@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from efmoam.core import variables
+from efmoam.core import refusals, variables
 from efmoam.core.discovery import Conditions, DiscoveryState, LocalPdu, local_pdu, local_stable, step
 from efmoam.core.errors import LocalProtocolError
 from efmoam.core.linkmon import persist
@@ -107,6 +107,7 @@ from pdu.model import (
 
 S = DiscoveryState
 _NO_FLAGS = Flag(0)
+_NO_FUNCTIONS = OamConfig(0)
 _EVALUATING_OR_STABLE = Flag.LOCAL_EVALUATING | Flag.LOCAL_STABLE
 _ANY_MAC = LoopbackConditions()  #: for the loopback inputs whose guards read no MAC
 
@@ -527,40 +528,25 @@ class OamPort:
     def request_variables(self, descriptors: tuple[VariableDescriptor, ...], *, now: float) -> None:
         """Send a Variable Request; the answer arrives as `VariablesReceived`."""
         self.settle_postponed()
-        self._require_send_any_active("variable request")
-        if not self._peer.advertises(OamConfig.VARIABLE_RETRIEVAL):
-            raise LocalProtocolError("the peer does not offer variable retrieval (its OAM configuration leaves it out)")
+        _refuse(refusals.variables_refusal(self._asking()))
         self._enqueue(VariableRequest(self.mac, 0, descriptors))
         self._settle(now)
 
     def send_org_specific(self, oui: int, value: bytes, *, now: float) -> None:
         """Send an Organization Specific OAMPDU (SEND_ANY only)."""
         self.settle_postponed()
-        if self.state is not S.SEND_ANY:
-            raise LocalProtocolError(f"organization specific OAMPDUs wait for discovery: {self._discovery_in_words()}")
+        _refuse(refusals.org_specific_refusal(self._asking()))
         self._enqueue(OrgSpecificPdu(self.mac, 0, oui, value))
         self._settle(now)
 
     def loopback_refusal(self, start: bool) -> str | None:
         """Why `start_loopback` (`start`) or `stop_loopback` would be refused now (None: it would not)."""
-        if start:
-            refusal = self._send_any_active_refusal("remote loopback")
-            if refusal is not None:
-                return refusal
-            if not self._peer.advertises(OamConfig.REMOTE_LOOPBACK):
-                return "the peer does not offer remote loopback (its OAM configuration leaves it out)"
-            if not self._loopback.allows(Input.START):
-                return _LOOPBACK_IN_WORDS[self.loopback]
-        elif not self._loopback.allows(Input.STOP):
-            return f"no loopback of ours to stop: {_LOOPBACK_IN_WORDS[self.loopback]}"
-        return None
+        return refusals.loopback_refusal(self._asking(), start)
 
     def start_loopback(self, *, now: float) -> None:
         """Ask the peer to loop our frames back (57.2.11); confirmed by its Information."""
         self.settle_postponed()
-        refusal = self.loopback_refusal(start=True)
-        if refusal is not None:
-            raise LocalProtocolError(refusal)
+        _refuse(self.loopback_refusal(start=True))
         self._loopback_input(Input.START, now)
         self._enqueue(LoopbackControl(self.mac, 0, LoopbackCommand.ENABLE))
         self._settle(now)
@@ -568,9 +554,7 @@ class OamPort:
     def stop_loopback(self, *, now: float) -> None:
         """Ask the peer to stop looping our frames."""
         self.settle_postponed()
-        refusal = self.loopback_refusal(start=False)
-        if refusal is not None:
-            raise LocalProtocolError(refusal)
+        _refuse(self.loopback_refusal(start=False))
         self._loopback_input(Input.STOP, now)
         self._enqueue(LoopbackControl(self.mac, 0, LoopbackCommand.DISABLE))
         self._settle(now)
@@ -840,22 +824,13 @@ class OamPort:
             self._outputs.append(PeerChanged(None))
         self._tx.discard()
 
-    def _send_any_active_refusal(self, what: str) -> str | None:
-        """Why `what` cannot be asked of the peer now: it needs Active mode and SEND_ANY."""
-        if self.settings.mode is not OamMode.ACTIVE:
-            return f"{what} is asked by an Active port only, and this port is Passive"
-        if self.state is not S.SEND_ANY:
-            return self._discovery_in_words()
-        return None
-
-    def _discovery_in_words(self) -> str:
-        """Why the port is not operational, for an operator (refusals name no state)."""
-        return _OPER_STATUS_IN_WORDS[self.oper_status]
-
-    def _require_send_any_active(self, what: str) -> None:
-        refusal = self._send_any_active_refusal(what)
-        if refusal is not None:
-            raise LocalProtocolError(refusal)
+    def _asking(self) -> refusals.Asking:
+        """What an operator's request to the peer depends on (`refusals`)."""
+        tlv = self._peer.local_tlv
+        return refusals.Asking(
+            self.settings.mode, self.state is S.SEND_ANY, self.oper_status,
+            tlv.oam_config if tlv is not None else _NO_FUNCTIONS, self._loopback.status,
+        )  # fmt: skip
 
     # -- what we send ------------------------------------------------------------------
 
@@ -890,28 +865,10 @@ _OPER_STATUS = {
 }
 
 
-#: refusals in an operator's words: why a request that needs a discovered peer waits
-_OPER_STATUS_IN_WORDS = {
-    OperStatus.DISABLED: "OAM is administratively disabled on this port",
-    OperStatus.LINK_FAULT: "the link is down (or has a fault)",
-    OperStatus.NON_OPER_HALF_DUPLEX: "the link is half duplex, and OAM runs on full-duplex links only",
-    OperStatus.PASSIVE_WAIT: "no peer discovered yet (a Passive port waits for an Active peer)",
-    OperStatus.ACTIVE_SEND_LOCAL: "no peer discovered yet",
-    OperStatus.SEND_LOCAL_AND_REMOTE: "discovery is not complete: the peer's OAM configuration is being evaluated",
-    OperStatus.SEND_LOCAL_AND_REMOTE_OK: "discovery is not complete: the peer has not accepted this port yet",
-    OperStatus.OAM_PEERING_LOCALLY_REJECTED: "this port rejects the peer's OAM configuration (see show port)",
-    OperStatus.OAM_PEERING_REMOTELY_REJECTED: "the peer rejects this port's OAM configuration (see show port)",
-    OperStatus.OPERATIONAL: "discovery is complete",
-}
-#: why loopback cannot start (or stop) now, by the loopback status
-_LOOPBACK_IN_WORDS = {
-    LoopbackStatus.NO_LOOPBACK: "no loopback is running",
-    LoopbackStatus.INITIATING_LOOPBACK: "a loopback request to the peer is already under way",
-    LoopbackStatus.REMOTE_LOOPBACK: "the peer already loops this port's frames back",
-    LoopbackStatus.TERMINATING_LOOPBACK: "the last loopback is still ending",
-    LoopbackStatus.LOCAL_LOOPBACK: "this port loops the peer's frames back (the peer's loopback: the peer ends it)",
-    LoopbackStatus.UNKNOWN: "the loopback status is unknown",
-}
+def _refuse(refusal: str | None) -> None:
+    """An operator's request refused (`refusals`): LocalProtocolError with the words."""
+    if refusal is not None:
+        raise LocalProtocolError(refusal)
 
 
 def _mac_int(mac: str) -> int:
