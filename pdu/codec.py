@@ -447,13 +447,6 @@ def _encode_body(pdu: Oampdu) -> bytes:
     return pdu.data
 
 
-@functools.lru_cache(maxsize=1024)
-def _mac_octets(mac: str) -> bytes:
-    """A MAC address's six octets (or what ``aa:bb:..`` gives; `encode` checks the length):
-    a port sends from one address, and an Event Notification is never encoded twice."""
-    return bytes.fromhex(mac.replace(":", ""))
-
-
 #: OAMPDUs whose encoding is kept: enough for the repeats of a port's Information and
 #: Event Notification bursts, small enough that a flood of distinct PDUs (Variable
 #: Responses to ever-different requests) cannot grow the process
@@ -469,7 +462,7 @@ def encode(pdu: Oampdu, max_pdu_size: int = MAX_OAMPDU_SIZE) -> bytes:
     cached: encoding an unchanged (frozen, hashable) OAMPDU again costs a lookup.
     """
     try:
-        src = _mac_octets(pdu.src)
+        src = bytes.fromhex(pdu.src.replace(":", ""))
         header = _HEADER.pack(_DST, src, SLOW_PROTOCOLS_ETHERTYPE, OAM_SUBTYPE, pdu.flags, pdu.code)
         body = _encode_body(pdu)
     except (struct.error, ValueError, TypeError) as exc:

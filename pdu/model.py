@@ -21,7 +21,8 @@ import attrs
 from pdu.enums import Code, Flag, InfoTlvType, OamConfig
 
 
-def _flag(value: int) -> Flag:
+def to_flag(value: int) -> Flag:
+    """`value` as a Flag (ValueError past 16 bits), the member itself when there is one."""
     # checked first: IntFlag turns -1 into every named bit, and keeps such a value in its
     # member map once anything has made one; Flag(value) costs about 1 us on CPython 3.11,
     # the member map is a dict lookup
@@ -157,7 +158,7 @@ class Information:
 
     code: ClassVar[int] = Code.INFORMATION
     src: str
-    flags: Flag = attrs.field(converter=_flag)
+    flags: Flag = attrs.field(converter=to_flag)
     tlvs: tuple[InformationTlvs, ...] = ()
 
     @property
@@ -183,7 +184,7 @@ class EventNotification:
 
     code: ClassVar[int] = Code.EVENT_NOTIFICATION
     src: str
-    flags: Flag = attrs.field(converter=_flag)
+    flags: Flag = attrs.field(converter=to_flag)
     sequence: int = 0
     tlvs: tuple[EventTlvs, ...] = ()
 
@@ -199,7 +200,7 @@ class VariableRequest:
 
     code: ClassVar[int] = Code.VARIABLE_REQUEST
     src: str
-    flags: Flag = attrs.field(converter=_flag)
+    flags: Flag = attrs.field(converter=to_flag)
     descriptors: tuple[VariableDescriptor, ...] = ()
 
 
@@ -209,7 +210,7 @@ class VariableResponse:
 
     code: ClassVar[int] = Code.VARIABLE_RESPONSE
     src: str
-    flags: Flag = attrs.field(converter=_flag)
+    flags: Flag = attrs.field(converter=to_flag)
     containers: tuple[VariableContainer, ...] = ()
 
 
@@ -219,7 +220,7 @@ class LoopbackControl:
 
     code: ClassVar[int] = Code.LOOPBACK_CONTROL
     src: str
-    flags: Flag = attrs.field(converter=_flag)
+    flags: Flag = attrs.field(converter=to_flag)
     loopback_command: int = 1
 
 
@@ -235,7 +236,7 @@ class OrgSpecificPdu:
 
     code: ClassVar[int] = Code.ORGANIZATION_SPECIFIC
     src: str
-    flags: Flag = attrs.field(converter=_flag)
+    flags: Flag = attrs.field(converter=to_flag)
     oui: int = 0
     value: bytes = b""
     zeros: int = attrs.field(default=0, eq=False, repr=False)
@@ -249,7 +250,7 @@ class UnsupportedPdu:
     """
 
     src: str
-    flags: Flag = attrs.field(converter=_flag)
+    flags: Flag = attrs.field(converter=to_flag)
     code: int = 0xFF
     data: bytes = b""
 

@@ -140,10 +140,6 @@ class Loopback:
     def actions(self) -> tuple[ParserAction, MuxAction]:
         return ACTIONS[self.status]
 
-    def allows(self, event: Input) -> bool:
-        """Whether `event` would move the status (for our operator's requests)."""
-        return step(self.status, event) is not None
-
     def handle(
         self, event: Input, *, now: float, timeout: float, conditions: Conditions = NO_CONDITIONS
     ) -> LoopbackChanged | None:

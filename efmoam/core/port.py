@@ -528,20 +528,20 @@ class OamPort:
     def request_variables(self, descriptors: tuple[VariableDescriptor, ...], *, now: float) -> None:
         """Send a Variable Request; the answer arrives as `VariablesReceived`."""
         self.settle_postponed()
-        _refuse(refusals.variables_refusal(self._asking()))
+        _refuse(refusals.variables_refusal(self._request_context()))
         self._enqueue(VariableRequest(self.mac, 0, descriptors))
         self._settle(now)
 
     def send_org_specific(self, oui: int, value: bytes, *, now: float) -> None:
         """Send an Organization Specific OAMPDU (SEND_ANY only)."""
         self.settle_postponed()
-        _refuse(refusals.org_specific_refusal(self._asking()))
+        _refuse(refusals.org_specific_refusal(self._request_context()))
         self._enqueue(OrgSpecificPdu(self.mac, 0, oui, value))
         self._settle(now)
 
     def loopback_refusal(self, start: bool) -> str | None:
         """Why `start_loopback` (`start`) or `stop_loopback` would be refused now (None: it would not)."""
-        return refusals.loopback_refusal(self._asking(), start)
+        return refusals.loopback_refusal(self._request_context(), start)
 
     def start_loopback(self, *, now: float) -> None:
         """Ask the peer to loop our frames back (57.2.11); confirmed by its Information."""
@@ -824,10 +824,10 @@ class OamPort:
             self._outputs.append(PeerChanged(None))
         self._tx.discard()
 
-    def _asking(self) -> refusals.Asking:
+    def _request_context(self) -> refusals.RequestContext:
         """What an operator's request to the peer depends on (`refusals`)."""
         tlv = self._peer.local_tlv
-        return refusals.Asking(
+        return refusals.RequestContext(
             self.settings.mode, self.state is S.SEND_ANY, self.oper_status,
             tlv.oam_config if tlv is not None else _NO_FUNCTIONS, self._loopback.status,
         )  # fmt: skip

@@ -6,7 +6,7 @@ port in SEND_ANY, 57.3.2.1); the first two are asked only by an Active port (57.
 Table 57-1) of a peer that advertises the function in its OAM Configuration (57.5.2.1);
 a loopback starts or stops only where the loopback status moves (`loopback.step`).
 
-Pure: `Asking` is what the port is at the moment (OamPort makes it), and each function
+Pure: `RequestContext` is what the port is at the moment (OamPort makes it), and each function
 returns the refusal, or None when the request would go ahead.  OamPort raises
 LocalProtocolError with the text; the SNMP agent asks the same before a write.  The
 words name no Clause 57 state: an operator reads "no peer discovered yet", not
@@ -24,7 +24,7 @@ from pdu.enums import OamConfig
 
 
 @attrs.frozen
-class Asking:
+class RequestContext:
     """What a request to the peer depends on."""
 
     mode: OamMode
@@ -34,53 +34,53 @@ class Asking:
     loopback: LoopbackStatus
 
 
-def discovery_words(oper_status: OperStatus) -> str:
+def _discovery_words(oper_status: OperStatus) -> str:
     """Why a port is not operational (or that it is), for an operator."""
     return _OPER_STATUS_IN_WORDS[oper_status]
 
 
-def active_discovered_refusal(asking: Asking, what: str) -> str | None:
+def _active_discovered_refusal(context: RequestContext, what: str) -> str | None:
     """Why `what` cannot be asked of the peer now: it needs Active mode and discovery done."""
-    if asking.mode is not OamMode.ACTIVE:
+    if context.mode is not OamMode.ACTIVE:
         return f"{what} is asked by an Active port only, and this port is Passive"
-    if not asking.discovered:
-        return discovery_words(asking.oper_status)
+    if not context.discovered:
+        return _discovery_words(context.oper_status)
     return None
 
 
-def variables_refusal(asking: Asking) -> str | None:
+def variables_refusal(context: RequestContext) -> str | None:
     """Why a Variable Request would be refused now."""
-    refusal = active_discovered_refusal(asking, "variable request")
-    if refusal is None and not _offers(asking, OamConfig.VARIABLE_RETRIEVAL):
+    refusal = _active_discovered_refusal(context, "variable request")
+    if refusal is None and not _offers(context, OamConfig.VARIABLE_RETRIEVAL):
         return "the peer does not offer variable retrieval (its OAM configuration leaves it out)"
     return refusal
 
 
-def org_specific_refusal(asking: Asking) -> str | None:
+def org_specific_refusal(context: RequestContext) -> str | None:
     """Why an Organization Specific OAMPDU would be refused now (either mode may send one)."""
-    if not asking.discovered:
-        return f"organization specific OAMPDUs wait for discovery: {discovery_words(asking.oper_status)}"
+    if not context.discovered:
+        return f"organization specific OAMPDUs wait for discovery: {_discovery_words(context.oper_status)}"
     return None
 
 
-def loopback_refusal(asking: Asking, start: bool) -> str | None:
+def loopback_refusal(context: RequestContext, start: bool) -> str | None:
     """Why starting (`start`) or stopping our remote loopback would be refused now."""
     if not start:
-        if step(asking.loopback, Input.STOP) is None:
-            return f"no loopback of ours to stop: {_LOOPBACK_IN_WORDS[asking.loopback]}"
+        if step(context.loopback, Input.STOP) is None:
+            return f"no loopback of ours to stop: {_LOOPBACK_IN_WORDS[context.loopback]}"
         return None
-    refusal = active_discovered_refusal(asking, "remote loopback")
+    refusal = _active_discovered_refusal(context, "remote loopback")
     if refusal is not None:
         return refusal
-    if not _offers(asking, OamConfig.REMOTE_LOOPBACK):
+    if not _offers(context, OamConfig.REMOTE_LOOPBACK):
         return "the peer does not offer remote loopback (its OAM configuration leaves it out)"
-    if step(asking.loopback, Input.START) is None:
-        return _LOOPBACK_IN_WORDS[asking.loopback]
+    if step(context.loopback, Input.START) is None:
+        return _LOOPBACK_IN_WORDS[context.loopback]
     return None
 
 
-def _offers(asking: Asking, function: OamConfig) -> bool:
-    return bool(int(asking.peer_offers) & int(function))
+def _offers(context: RequestContext, function: OamConfig) -> bool:
+    return bool(context.peer_offers & function)
 
 
 #: why a request that needs a discovered peer waits, by the operational status

@@ -4,20 +4,11 @@ is refused, from a real pair of engines on a simulated wire."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from efmoam.core import LocalProtocolError, OamMode, OamPort, PortSettings
 from tests.core.pair import PortPair
-
-STATE_NAME = re.compile(r"\b[A-Z][A-Z_]{3,}\b")  #: SEND_ANY, FAULT ... (an all-caps word of 4 or more)
-
-
-def words(refusal: str | None) -> str:
-    assert refusal is not None
-    assert not STATE_NAME.search(refusal), refusal
-    return refusal
+from tests.core.refusal_words import words
 
 
 def test_before_discovery_and_without_the_peers_support() -> None:

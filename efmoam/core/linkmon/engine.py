@@ -278,7 +278,7 @@ class LinkMonitoring:
         key = _LOCAL_MONITOR_KEYS[monitor.kind]
         if verdict is Verdict.FAILED:
             action = self.settings.local_sf_action
-            flags = _SF_FLAGS[action.dying_gasp, action.critical_event]
+            flags = _SF_FLAGS[bool(action.dying_gasp), bool(action.critical_event)]
             affects = action.port_action is not PortAction.LOG_ONLY
             self._raise_local(monitor, key, errors, now, Severity.FAILURE, affects, flags)
             if monitor.notifies:

@@ -18,7 +18,7 @@ imply is derived here and nowhere else, recomputed whenever the set changes:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 import attrs
 
@@ -26,6 +26,7 @@ from efmoam.core.linkmon.eventlog import EventLogEntry, Location
 from efmoam.core.linkmon.kinds import HealthKind, MonitorKind
 from efmoam.core.linkmon.settings import LinkMonitoringSettings, PortAction
 from pdu.enums import CRITICAL_FLAGS, Flag
+from pdu.model import to_flag
 
 NO_FLAGS = Flag(0)
 _HEALTH_NAMES = frozenset(kind.value for kind in HealthKind)
@@ -82,9 +83,6 @@ def configured_action(settings: LinkMonitoringSettings, key: EventKey) -> PortAc
     return settings.peer_actions.event_notification
 
 
-_FLAG_MEMBERS: Mapping[int, Flag] = Flag._value2member_map_  # type: ignore[assignment]
-
-
 @attrs.frozen
 class ActiveEvent:
     """An active event: its log entry, and the Information flags it sets while it lasts."""
@@ -118,11 +116,10 @@ class ActiveEvents:
 
     def _derive(self) -> None:
         self.version += 1
-        flags = 0  # ints: IntFlag arithmetic is slow, and so is Flag(int) (a member map lookup is not)
+        flags = 0  # ints: IntFlag arithmetic is slow (int | IntFlag would call IntFlag.__ror__)
         for event in self._events.values():
-            flags |= int(event.flags)  # int | IntFlag would call IntFlag.__ror__
-        member = _FLAG_MEMBERS.get(flags)
-        self.info_flags = member if member is not None else Flag(flags)
+            flags |= int(event.flags)
+        self.info_flags = to_flag(flags)
 
     def get(self, key: EventKey) -> ActiveEvent | None:
         return self._events.get(key)

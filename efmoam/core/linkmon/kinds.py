@@ -72,19 +72,16 @@ class MonitorFacts:
     #: windows a TLV can plausibly carry, in `wire_window_unit` (None: no upper bound)
     plausible_wire_window: tuple[int, int | None]
 
-    @property
-    def field_bits(self) -> Mapping[str, int]:
-        """The width in bits of each field of this monitor's TLV (from the scapy layers)."""
-        return _field_bits(self.wire_type)
-
     def link_event_tlv(
         self, timestamp: int, window: int, threshold: int, errors: int, error_running_total: int,
         event_running_total: int,
     ) -> LinkEventTlv:  # fmt: skip
         """This monitor's link event TLV, its values made to fit their fields: window,
         threshold and errors saturate, running totals wrap as counters do."""
-        tlv, (window_top, threshold_top, errors_top, error_total_top, event_total_top) = _recipe(self.wire_type)
-        return tlv(
+        make, (window_top, threshold_top, errors_top, error_total_top, event_total_top) = _tlv_class_and_tops(
+            self.wire_type
+        )
+        return make(
             self.wire_type, timestamp, min(window, window_top - 1), min(threshold, threshold_top - 1),
             min(errors, errors_top - 1), error_running_total % error_total_top, event_running_total % event_total_top,
         )  # fmt: skip
@@ -102,7 +99,7 @@ def _field_bits(wire_type: EventTlvType) -> Mapping[str, int]:
 
 
 @functools.cache
-def _recipe(wire_type: EventTlvType) -> tuple[type[LinkEventTlv], tuple[int, ...]]:
+def _tlv_class_and_tops(wire_type: EventTlvType) -> tuple[type[LinkEventTlv], tuple[int, ...]]:
     """The TLV's class and one past the largest value of each of its `_FITTED` fields
     (a signal failure's hot path: made once, not a dict of widths per event)."""
     from pdu.model import LinkEventTlv  # noqa: PLC0415 - the model: only when a TLV is made
