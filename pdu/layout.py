@@ -53,14 +53,7 @@ class Layout:
         if unknown:
             raise ValueError(f"no field {sorted(unknown)} to skip")
         kept = [value for name, value in zip(self.names, self._values, strict=True) if name not in skip]
-        namespace: dict[str, Any] = {"_unpack_from": self._raw_unpack_from, "make": make}
-        exec(  # source generated from our own field lists
-            "def read(buffer, offset):\n"
-            f"    {', '.join(self._raw)}, = _unpack_from(buffer, offset)\n"
-            f"    return make({', '.join(kept)})\n",
-            namespace,
-        )
-        read: Callable[[Any, int], _T] = namespace["read"]
+        read: Callable[[Any, int], _T] = _compile_read(self._raw_unpack_from, self._raw, kept, make)
         return read
 
 
@@ -99,19 +92,28 @@ def build_layout(fields: Sequence[Field]) -> Layout:
     codec = struct.Struct("!" + "".join(codes))
     names = tuple(name for slot in slots for name in _slot_names(slot))
     raw, values, packed = _generate(slots)
-    params = ", ".join(names)
-    unpack_src = (
-        "def unpack_from(buffer, offset):\n"
-        f"    {', '.join(raw)}, = _unpack_from(buffer, offset)\n"
-        f"    return ({', '.join(values)},)\n"
-    )
-    pack_src = f"def pack({params}):\n    return _pack({', '.join(packed)})\n"
-    namespace: dict[str, Any] = {"_unpack_from": codec.unpack_from, "_pack": codec.pack, "_check": _check}
-    exec(unpack_src + pack_src, namespace)  # source generated from our own field lists
+    pack_src = f"def pack({', '.join(names)}):\n    return _pack({', '.join(packed)})\n"
+    namespace: dict[str, Any] = {"_pack": codec.pack, "_check": _check}
+    exec(pack_src, namespace)  # source generated from our own field lists
+    unpack_from = _compile_read(codec.unpack_from, raw, values, None)
     widths = tuple(width for _, width, _ in fields)
-    return Layout(
-        names, codec.size, widths, namespace["unpack_from"], namespace["pack"], codec.unpack_from, raw, values
+    return Layout(names, codec.size, widths, unpack_from, namespace["pack"], codec.unpack_from, raw, values)
+
+
+def _compile_read(
+    struct_unpack_from: Callable[[Any, int], tuple[Any, ...]], raw: Sequence[str], values: Sequence[str],
+    make: Callable[..., Any] | None,
+) -> Callable[[Any, int], Any]:  # fmt: skip
+    """``read(buffer, offset)``: the struct binds the `raw` names, then `values` (their
+    expressions, one per field) go to `make`, or into a tuple when `make` is None."""
+    result = f"make({', '.join(values)})" if make is not None else f"({', '.join(values)},)"
+    namespace: dict[str, Any] = {"_unpack_from": struct_unpack_from, "make": make}
+    exec(  # source generated from our own field lists
+        f"def read(buffer, offset):\n    {', '.join(raw)}, = _unpack_from(buffer, offset)\n    return {result}\n",
+        namespace,
     )
+    read: Callable[[Any, int], Any] = namespace["read"]
+    return read
 
 
 def _slot_names(slot: str | _Run) -> list[str]:

@@ -899,11 +899,10 @@ class FileSource(BaseCounterSource):
     (`_may_change_unseen`: a rewrite in place within the same clock tick, 1 to 10 ms, or
     the same stamp step, 2 s on FAT, and of the same size changes none of them).  Then
     new bytes are parsed and validated; the same bytes keep the result they had (values
-    or error).  A file
-    replaced by rename (a new inode) is always seen.  Limits: a wall clock stepped back,
-    or a network file system stamping with another clock, can hide a rewrite in place
-    until the file changes again; one answering stat from its attribute cache (NFS) can
-    hide any change, a rename too, for as long as it caches.
+    or error).  A file replaced by rename (a new inode) is always seen.  Limits: a wall
+    clock stepped back, or a network file system stamping with another clock, can hide a
+    rewrite in place until the file changes again; one answering stat from its attribute
+    cache (NFS) can hide any change, a rename too, for as long as it caches.
 
     The daemon's poll reads with `read_at` and the poll's start: with `max_age` > 0, one
     look at the file serves every read of a poll that began at most `max_age` seconds

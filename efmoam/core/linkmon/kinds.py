@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import attrs
@@ -92,19 +91,13 @@ _FITTED = ("window", "threshold", "errors", "error_running_total", "event_runnin
 
 
 @functools.cache
-def _field_bits(wire_type: EventTlvType) -> Mapping[str, int]:
-    from pdu.codec import EVENT_TLV_FIELD_BITS  # noqa: PLC0415 - the codec: only when a TLV is made
-
-    return EVENT_TLV_FIELD_BITS[wire_type]
-
-
-@functools.cache
 def _tlv_class_and_tops(wire_type: EventTlvType) -> tuple[type[LinkEventTlv], tuple[int, ...]]:
     """The TLV's class and one past the largest value of each of its `_FITTED` fields
     (a signal failure's hot path: made once, not a dict of widths per event)."""
-    from pdu.model import LinkEventTlv  # noqa: PLC0415 - the model: only when a TLV is made
+    from pdu.codec import EVENT_TLV_FIELD_BITS  # noqa: PLC0415 - the codec and the model: only when a TLV is made
+    from pdu.model import LinkEventTlv  # noqa: PLC0415
 
-    bits = _field_bits(wire_type)
+    bits = EVENT_TLV_FIELD_BITS[wire_type]
     return LinkEventTlv, tuple(1 << bits[name] for name in _FITTED)
 
 
