@@ -49,8 +49,9 @@ _SKF_AD_PKTTYPE = -0x1000 + 4  # ancillary load: the packet type the kernel assi
 PACKET_MULTICAST = 2
 
 
-def _program() -> list[tuple[int, int, int, int]]:
-    """(code, jump if true, jump if false, k): accept OAMPDUs, drop everything else."""
+def _program(code: int | None = None) -> list[tuple[int, int, int, int]]:
+    """(code, jump if true, jump if false, k): accept OAMPDUs (of OAMPDU code `code` only,
+    when given), drop everything else."""
     checks = [
         (_LD_W_ABS, _SKF_AD_PKTTYPE & 0xFFFFFFFF, PACKET_MULTICAST),  # tagged frames are "other host"
         (_LD_H_ABS, 12, ETH_P_SLOW),
@@ -58,6 +59,8 @@ def _program() -> list[tuple[int, int, int, int]]:
         (_LD_W_ABS, 0, 0x0180C200),
         (_LD_H_ABS, 4, 0x0002),
     ]
+    if code is not None:
+        checks.append((_LD_B_ABS, 17, code))  # the OAMPDU's Code, after subtype and flags
     program: list[tuple[int, int, int, int]] = []
     for i, (load, offset, value) in enumerate(checks):
         to_drop = 2 * (len(checks) - i) - 1  # instructions left after this compare, up to "drop"
@@ -75,9 +78,10 @@ def _sock_fprog(program: list[tuple[int, int, int, int]]) -> tuple[bytes, bytes]
     return fprog, buffer  # type: ignore[return-value]
 
 
-def attach_oam_filter(sock: socket.socket) -> None:
-    """Attach the in-kernel filter that passes only untagged OAMPDUs to `sock`."""
-    fprog, keep = _sock_fprog(_program())
+def attach_oam_filter(sock: socket.socket, code: int | None = None) -> None:
+    """Attach the in-kernel filter that passes only untagged OAMPDUs (of OAMPDU code
+    `code` only, when given: a capture that wants one kind copies no other) to `sock`."""
+    fprog, keep = _sock_fprog(_program(code))
     sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
     del keep  # the kernel has copied the program
 

@@ -49,6 +49,7 @@ from typing import Any
 
 import pytest
 
+from efmoam.linux.packet import attach_oam_filter
 from tests.daemon.lab import Daemon, Lab, efmoam, missing_requirements, run, wait_for
 from tests.linux.netns import in_netns
 
@@ -353,6 +354,9 @@ def capture_notifications(netns: str, ifname: str | None = None) -> tuple[Stamps
 
     def open_socket() -> socket.socket:
         sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_SLOW))
+        # only Event Notifications are copied to it: the kernel delivers to this socket in
+        # the sender's send call, so every frame it took would be charged to the daemon measured
+        attach_oam_filter(sock, code=EVENT_NOTIFICATION)
         if ifname is not None:
             sock.bind((ifname, ETH_P_SLOW))
         sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)

@@ -7,8 +7,8 @@ import select
 import socket
 import time
 
-from efmoam.linux.packet import ETH_P_SLOW, OamSocket, close_all
-from pdu import EncodeError, Information, InfoTlv, decode, encode
+from efmoam.linux.packet import ETH_P_SLOW, OamSocket, attach_oam_filter, close_all
+from pdu import Code, EncodeError, EventNotification, Information, InfoTlv, decode, encode
 from tests.linux.netns import in_netns, ip, needs_root, veth_pair
 
 pytestmark = needs_root
@@ -78,6 +78,35 @@ def test_the_socket_hears_only_oampdus_of_its_own_port() -> None:
         finally:
             for sock in (sender, receiver, neighbour, witness):
                 sock.close()
+
+
+def test_a_filter_for_one_code_passes_only_oampdus_of_that_code() -> None:
+    # the benchmarks' capture of Event Notifications (issue 18): one socket on every
+    # interface, copying nothing else
+    notification = encode(EventNotification(MAC_A, 0, 7))
+    with veth_pair(MAC_A, MAC_B) as (ns_a, ns_b):
+        sender = in_netns(ns_a, lambda: OamSocket("veth0"))
+
+        def capture() -> socket.socket:
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_SLOW))
+            attach_oam_filter(sock, code=Code.EVENT_NOTIFICATION)
+            sock.setblocking(False)
+            return sock
+
+        sock = in_netns(ns_b, capture)
+        try:
+            for sent in (OAMPDU, frame("01:80:c2:00:00:02", 0x8809, bytes.fromhex("0101")), notification, OAMPDU):
+                assert sender.send(sent)
+            received: list[bytes] = []
+            deadline = time.monotonic() + 0.5
+            while time.monotonic() < deadline:
+                if select.select([sock], [], [], 0.05)[0]:
+                    received.append(sock.recv(2048))
+            assert received == [notification]
+            assert decode(received[0]).sequence == 7
+        finally:
+            sender.close()
+            sock.close()
 
 
 def test_send_on_a_down_port_is_counted_not_raised() -> None:
