@@ -607,6 +607,26 @@ def test_truncated_pcap_record_body_names_record() -> None:
         next(stream)
 
 
+def test_pcap_records_of_any_length_and_the_offset_of_a_truncated_one() -> None:
+    # records longer than the reader's 64 KiB buffer, up to the maximum, come out whole,
+    # and a record cut inside its header or its data is named with its exact offset
+    lengths = [60, 70_000, 1, 65_519, 200_000, 60, 262_144, 3, *range(1, 400, 7)]
+    packets_ = [Packet(i, i * 10, bytes([i % 251]) * n, n + 4) for i, n in enumerate(lengths, start=1)]
+    blob = pcap_header(snaplen=0) + b"".join(pcap_record(packet) for packet in packets_)
+    records = list(iter_capture(io.BytesIO(blob)))
+    assert [(r.number, r.data, r.original_length) for r in records] == [
+        (i, packet.data, packet.wire_length) for i, packet in enumerate(packets_, start=1)
+    ]
+    offsets = [24]
+    for packet in packets_:
+        offsets.append(offsets[-1] + 16 + len(packet.data))
+    fifth = offsets[4]  # the 200,000-octet record: cut inside its header, then inside its data
+    with pytest.raises(CaptureError, match=rf"^record 5 at offset {fifth}: truncated record header \(9 of 16 bytes\)"):
+        list(iter_capture(io.BytesIO(blob[: fifth + 9])))
+    with pytest.raises(CaptureError, match=rf"^record 5 at offset {fifth}: truncated packet data \(131072 of 200000"):
+        list(iter_capture(io.BytesIO(blob[: fifth + 16 + 131_072])))
+
+
 def test_truncated_pcapng_block_names_record() -> None:
     blob = SECTION + ng_epb(0, FRAME) + ng_epb(1, FRAME)
     with pytest.raises(CaptureError, match=r"record 2 at offset \d+: truncated block \(54 of 84"):
