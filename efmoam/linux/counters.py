@@ -61,7 +61,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import attrs
 import yaml
 
 from efmoam.core.linkmon.counters import COUNTERS, CounterSample
@@ -422,32 +421,37 @@ class EthtoolStatsSource(RecipeSource):
 _NETDEV_FIELDS = tuple(
     sorted({p for parts in NETDEV_RECIPE.values() for p in parts} - NETDEV_ATTRIBUTES, key=STATS64_FIELDS.index)
 )
-#: counter -> positions in `_NETDEV_FIELDS` of the fields it sums (the statistics' counters of `NETDEV_RECIPE`)
+#: (position in a sample, positions in `_NETDEV_FIELDS` of the fields it sums): the
+#: statistics' counters of `NETDEV_RECIPE`
 _NETDEV_SUMS = tuple(
-    (counter, tuple(_NETDEV_FIELDS.index(p) for p in parts))
+    (COUNTERS.index(counter), tuple(_NETDEV_FIELDS.index(p) for p in parts))
     for counter, parts in NETDEV_RECIPE.items()
     if parts and not NETDEV_ATTRIBUTES.intersection(parts)
 )
 #: the same split into counters of one field and sums
-_NETDEV_ONE = tuple((counter, at[0]) for counter, at in _NETDEV_SUMS if len(at) == 1)
-_NETDEV_MANY = tuple((counter, at) for counter, at in _NETDEV_SUMS if len(at) > 1)
+_NETDEV_ONE = tuple((at, positions[0]) for at, positions in _NETDEV_SUMS if len(positions) == 1)
+_NETDEV_MANY = tuple((at, positions) for at, positions in _NETDEV_SUMS if len(positions) > 1)
 _NETDEV_PICKER = Stats64Picker(_NETDEV_FIELDS)
 _CARRIER = "carrier_down_count"  #: the counter IFLA_CARRIER_DOWN_COUNT feeds (`NETDEV_RECIPE`)
+_CARRIER_AT = COUNTERS.index(_CARRIER)
+_ABSENT: list[int | None] = [None] * len(COUNTERS)
 
 
 def _netdev_sample(values: Picked, carrier_down: int | None) -> CounterSample:
     """The sample `NETDEV_RECIPE` makes of picked statistics and the carrier-down count
-    (once a second per port: the usual case, every field there, takes the short way)."""
-    fields: dict[str, int | None] = {_CARRIER: carrier_down}
+    (once a second per port: the usual case, every field there, takes the short way;
+    made by position, `CounterSample` being a named tuple)."""
+    fields: list[int | None] = _ABSENT.copy()
+    fields[_CARRIER_AT] = carrier_down
     if None in values:  # an older kernel's shorter struct
-        for counter, positions in _NETDEV_SUMS:
-            fields[counter] = sum_present_at(values, positions)
+        for at, positions in _NETDEV_SUMS:
+            fields[at] = sum_present_at(values, positions)
     else:
-        for counter, at in _NETDEV_ONE:
-            fields[counter] = values[at]
-        for counter, positions in _NETDEV_MANY:
-            fields[counter] = sum([values[p] for p in positions])  # type: ignore[misc]  # no None here
-    return CounterSample(**fields)
+        for at, position in _NETDEV_ONE:
+            fields[at] = values[position]
+        for at, positions in _NETDEV_MANY:
+            fields[at] = sum([values[p] for p in positions])  # type: ignore[misc]  # no None here
+    return CounterSample._make(fields)
 
 
 def sum_present_at(values: Picked, positions: tuple[int, ...]) -> int | None:
@@ -501,7 +505,7 @@ class RtnetlinkSource(RecipeSource):
             if link is not None:
                 return _netdev_sample(link[1], link[2] if with_carrier else None)
         sample = sample_from(self._request(ifname), NETDEV_RECIPE)
-        return sample if with_carrier else attrs.evolve(sample, carrier_down_count=None)
+        return sample if with_carrier else sample._replace(carrier_down_count=None)
 
     def read_index(
         self, ifindex: int, ifname: str, counters: Collection[str] | None = None, now: float | None = None

@@ -4,13 +4,15 @@ A sample holds cumulative counters read at one time.  A counter that goes backwa
 reset (driver reload, device reset, 32-bit wrap): its new value is the delta since the
 reset, never a huge or negative difference.  A counter the source does not provide is
 None, and the monitors that need it stay unavailable instead of guessing.
+
+A sample is a named tuple, its fields `COUNTERS` in order: a counter poll makes one per
+port and second, and a tuple is made in a fifth of the time of a frozen attrs class of
+fourteen fields (0.4 against 2 us), and is its own tuple of values for the deltas.
 """
 
 from __future__ import annotations
 
-import operator
-
-import attrs
+from typing import NamedTuple
 
 #: the counters the four standard monitors read, as named in `CounterSample`
 STANDARD_COUNTERS = ("errored_frames", "frames_received", "symbol_errors")
@@ -32,8 +34,7 @@ HEALTH_COUNTERS = (
 COUNTERS = STANDARD_COUNTERS + HEALTH_COUNTERS
 
 
-@attrs.frozen
-class CounterSample:
+class CounterSample(NamedTuple):
     """Cumulative NIC counters at one time (None: not provided by the source).
 
     `errored_frames` counts frames in error at the physical layer: FCS/CRC, alignment,
@@ -65,7 +66,6 @@ def _delta(value: int | None, previous: int | None) -> int | None:
     return value - previous if value >= previous else value  # gone backwards: reset
 
 
-_read_all = operator.attrgetter(*COUNTERS)
 _NONE = (None,) * len(COUNTERS)
 _NO_HEALTH = (None,) * len(HEALTH_COUNTERS)
 
@@ -103,7 +103,7 @@ class CounterDeltas:
     def update(self, sample: CounterSample) -> tuple[int | None, ...]:
         """Deltas since the previous sample, in `COUNTERS` order (0 for a counter seen first)."""
         if self.health:
-            values: tuple[int | None, ...] = _read_all(sample)
+            values: tuple[int | None, ...] = sample  # (its fields are COUNTERS, in order)
             last, self._last = self._last, values
             return tuple(map(_delta, values, last))
         errored, frames, symbols = sample.errored_frames, sample.frames_received, sample.symbol_errors
@@ -117,4 +117,4 @@ class CounterDeltas:
         )
 
 
-assert tuple(attrs.fields_dict(CounterSample)) == COUNTERS, "CounterSample's fields are COUNTERS, in order"
+assert CounterSample._fields == COUNTERS, "CounterSample's fields are COUNTERS, in order"
