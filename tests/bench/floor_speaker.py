@@ -36,6 +36,7 @@ class Meter:
         self.sent = self.received = 0
         self.send_time = self.recv_time = 0.0
         self.started: tuple[os.times_result, float] | None = None
+        self.ended: tuple[os.times_result, float] | None = None
 
     def tick(self, now: float, warm_until: float) -> None:
         if self.started is None and now >= warm_until:
@@ -43,10 +44,14 @@ class Meter:
             self.sent = self.received = 0
             self.send_time = self.recv_time = 0.0
 
+    def stop(self) -> None:
+        """The window ends (before the sockets close: 1,024 closes take seconds of RCU grace periods)."""
+        self.ended = (os.times(), time.monotonic())
+
     def line(self) -> str:
-        assert self.started is not None, "the run ended before its warm-up"
-        (before, since), after = self.started, os.times()
-        wall = time.monotonic() - since
+        assert self.started is not None and self.ended is not None, "the run ended before its warm-up"
+        (before, since), (after, until) = self.started, self.ended
+        wall = until - since
         used = (after.user + after.system) - (before.user + before.system)
         figures = (
             used / self.ports / wall * 1e6,
@@ -72,6 +77,7 @@ def run(meter: Meter, seconds: float, fds: list[int], read: Callable[[int], None
         if time.monotonic() >= next_at:
             send(turn)
             turn, next_at = (turn + 1) % GROUPS, next_at + 1.0 / GROUPS
+    meter.stop()
 
 
 def per_port(prefix: str, ports: int, seconds: float) -> Meter:
