@@ -35,10 +35,10 @@ from efmoam.daemon.commands import Commands
 from efmoam.daemon.control import ControlError, ControlServer, Peer
 from efmoam.daemon.eventstream import EventStream
 from efmoam.daemon.journal import Journal
-from efmoam.daemon.loop import Deadlines, Loop, drain, signals, timer_slack
+from efmoam.daemon.loop import SLICE, Deadlines, Loop, drain, signals, timer_slack
 from efmoam.daemon.metrics import MetricsServer, Telemetry
 from efmoam.daemon.policing import RxPolicer
-from efmoam.daemon.polling import SLICE, CounterPoll
+from efmoam.daemon.polling import CounterPoll
 from efmoam.daemon.runtime import PortRuntime, Services, loopback_key
 from efmoam.daemon.sdnotify import StatusLine, notify
 from efmoam.daemon.snmp import SnmpAgent

@@ -34,7 +34,7 @@ from efmoam.config import PortProfile
 from efmoam.core.linkmon import LinkMonitoringSettings
 from efmoam.core.linkmon.kinds import HEALTH, MONITORS
 from efmoam.daemon.journal import Journal
-from efmoam.daemon.loop import Guard
+from efmoam.daemon.loop import SLICE, Guard
 from efmoam.daemon.metrics import Telemetry
 from efmoam.daemon.runtime import KERNEL_DROPS_INTERVAL, PortRuntime
 from efmoam.linux.counters import (
@@ -43,10 +43,6 @@ from efmoam.linux.counters import (
     CounterError,
     open_counter_source,
 )
-
-#: seconds of the counter poll (and of the ports' timers, `Daemon._due`) in one wake-up at
-#: most: what is left goes on in the next wake-up (the loop is never held for long)
-SLICE = 0.015
 
 
 def counters_read(settings: LinkMonitoringSettings) -> frozenset[str]:

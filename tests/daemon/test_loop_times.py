@@ -10,7 +10,7 @@ import threading
 import time
 
 from efmoam.daemon.journal import Journal
-from efmoam.daemon.loop import BULK_PER_WAKEUP, Loop, WakeupTimes
+from efmoam.daemon.loop import BULK_PER_WAKEUP, SLICE, Loop, WakeupTimes
 
 
 def test_the_longest_wakeup_is_kept_one_to_two_minutes() -> None:
@@ -63,6 +63,39 @@ def test_the_loop_times_its_wakeups_and_runs_at_most_so_many_bulk_jobs_in_one() 
         assert loop.times.count == 2 and loop.times.longest(time.monotonic()) > 0
         for end in (control_r, control_w, other_r, other_w):
             end.close()
+    finally:
+        for reader, writer in pairs:
+            reader.close()
+            writer.close()
+
+
+def test_bulk_jobs_run_for_about_a_slice_of_a_wakeup() -> None:
+    """Bulk jobs that take long (a Dying Gasp each, on a slow machine) stop once they have
+    taken `SLICE` of the wake-up, well before `BULK_PER_WAKEUP`; the rest come next."""
+    now = [100.0]  # the loop's clock: each job takes 4 ms of it
+    loop = Loop(Journal(io.StringIO()), lambda: now[0])
+    pairs = [socket.socketpair() for _ in range(10)]
+    ran: list[int] = []  # the wake-up of each job
+    wakeups = [0]
+    try:
+        for reader, writer in pairs:
+            reader.setblocking(False)
+            writer.send(b"x")
+
+            def job(_now: float, reader: socket.socket = reader) -> None:
+                reader.recv(16)
+                now[0] += 0.004
+                ran.append(wakeups[0])
+
+            loop.watch(reader, "frames", job, bulk=True)
+
+        def due(_now: float) -> None:
+            wakeups[0] += 1
+
+        loop.run(due, lambda at: at + 0.5, lambda: len(ran) == len(pairs), threading.Lock())
+        per_wakeup = -(-SLICE // 0.004)  # jobs until a slice is spent: the one that crosses it included
+        assert ran.count(0) == per_wakeup < BULK_PER_WAKEUP
+        assert wakeups[0] == -(-len(pairs) // per_wakeup), "the rest in the next wake-ups, each a slice"
     finally:
         for reader, writer in pairs:
             reader.close()
