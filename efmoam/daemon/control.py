@@ -594,9 +594,9 @@ class Session:
         self.close()
 
 
-#: ports one ``show_ports`` page holds (`all_ports`): about 3 ms of the daemon's loop, 12 to
-#: 15 on a machine three times slower (a page of 1,024 held that one 40 to 58 ms, a long
-#: wake-up per listing); up to this many ports are one request (each page is a round trip)
+#: ports one ``show_ports`` page holds (`all_ports`): about 3 ms of the daemon's loop (a
+#: page of 1,024 held it about 12 ms, up to 20 on a VM two to three times slower), so a
+#: listing adds little to a busy wake-up; up to this many ports are one request
 PORTS_PAGE = 256
 
 

@@ -10,9 +10,10 @@ ports' timers take a `SLICE` each too, so a wake-up with all three busy lasts ab
 slices (with 64 Dying Gasps a wake-up, a slower machine spent 33 ms on frames alone).
 Every job runs under the `Guard`: an exception is counted by where it happened (metric
 ``efmoam_daemon_errors_total``), logged with its traceback (a burst of 5, then one a
-minute per where) and the loop carries on.  Nothing that happens after start ends the process.  A wake-up over
-`WakeupTimes.LONG` is counted, and logged (a line a minute at most) with where its time
-went, by where (the jobs' names: ``frames``, ``counters``, ``port timers``, ``control``).
+minute per where) and the loop carries on.  Nothing that happens after start ends the
+process.  A wake-up over `WakeupTimes.LONG` is counted, and logged (a line a minute at
+most) with where its time went, by where (the jobs' names: ``frames``, ``counters``,
+``port timers``, ``control``).
 """
 
 from __future__ import annotations
