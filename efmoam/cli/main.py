@@ -18,7 +18,7 @@ import io
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TextIO
 
 import click
 
@@ -69,19 +69,24 @@ def exit_quietly_on_broken_pipe() -> Iterator[None]:
         sys.exit(EXIT_BROKEN_PIPE)
 
 
-def write_in_blocks(stream: object, capture: str) -> bool:
-    """Let a report of a capture file go out in blocks (8 KiB) even where PYTHONUNBUFFERED
-    or ``python -u`` made `stream` write through: there every timeline line was a system
-    call of its own (55,000 on a realistic 100,000 frames, about a tenth of ``--json``'s
-    time).  A capture read from standard input (a live ``tcpdump -w -``) and a terminal
-    keep their lines going out as they come.  True when `stream` was changed; the command
-    flushes it before it exits."""
+def block_buffered(stream: TextIO, capture: str) -> TextIO:
+    """The stream a report of a capture file goes out on: `stream`, or where
+    PYTHONUNBUFFERED or ``python -u`` made it write through, a buffered one over the same
+    descriptor.  Writing through, every timeline line was a system call of its own
+    (55,000 on a realistic 100,000 frames, about a tenth of ``--json``'s time).  A
+    ``BufferedWriter`` is what keeps blocks whole: it writes again what a short write
+    (a signal, a full pipe) left, where a text stream over the raw file would drop it.
+    A capture read from standard input (a live ``tcpdump -w -``) and a terminal keep
+    their lines going out as they come.  The caller flushes what it is given."""
     if capture == "-" or not isinstance(stream, io.TextIOWrapper) or not stream.write_through:
-        return False
-    if stream.isatty():
-        return False
-    stream.reconfigure(write_through=False)
-    return True
+        return stream
+    try:
+        if stream.isatty():
+            return stream
+        raw = io.FileIO(stream.fileno(), "w", closefd=False)  # closing it leaves the descriptor open
+    except (OSError, ValueError):  # (no descriptor: a test's stream)
+        return stream
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors)
 
 
 DEFAULT_SOCKET = "/run/efmoam/efmoam.sock"
@@ -595,13 +600,13 @@ def replay(
     limits = Limits(keepalive=keepalive, lost_link=lost_link)
     json_output = json_alias or fmt == "json"
     stdin = sys.stdin.buffer  # read when CAPTURE is "-"
-    if not to_iface:  # (transmit mode's lines say what goes out on the wire as it goes)
-        write_in_blocks(sys.stdout, capture)
+    # (transmit mode's lines say what goes out on the wire as it goes: as they come)
+    out = sys.stdout if to_iface else block_buffered(sys.stdout, capture)
     with exit_quietly_on_broken_pipe():
         if to_iface:
             from efmoam.offline.replay.transmit import run_transmit  # noqa: PLC0415
 
-            status = run_transmit(capture, to_iface, sys.stdout, sys.stderr, from_mac=from_mac, stdin=stdin)
+            status = run_transmit(capture, to_iface, out, sys.stderr, from_mac=from_mac, stdin=stdin)
         elif as_mac:
             from click.core import ParameterSource  # noqa: PLC0415
 
@@ -609,7 +614,7 @@ def replay(
 
             given = click.get_current_context().get_parameter_source  # --keepalive/--lost-link set the engine's timers
             status = run_play(
-                capture, as_mac, sys.stdout, sys.stderr, json_output=json_output, limits=limits,
+                capture, as_mac, out, sys.stderr, json_output=json_output, limits=limits,
                 tolerance=tolerance, config_path=config_path, port_name=port_name,
                 interval=None if given("keepalive") is ParameterSource.DEFAULT else keepalive,
                 lost_link=None if given("lost_link") is ParameterSource.DEFAULT else lost_link, stdin=stdin,
@@ -618,17 +623,17 @@ def replay(
             from efmoam.offline.replay.report import run_check  # noqa: PLC0415
 
             status = run_check(
-                capture, sys.stdout, sys.stderr, expect_path=expect_path, write=write_expect,
+                capture, out, sys.stderr, expect_path=expect_path, write=write_expect,
                 json_output=json_output, limits=limits, stdin=stdin,
             )  # fmt: skip
         else:
             from efmoam.offline.replay.report import run_observe  # noqa: PLC0415
 
             status = run_observe(
-                capture, sys.stdout, sys.stderr, json_output=json_output, limits=limits,
+                capture, out, sys.stderr, json_output=json_output, limits=limits,
                 timeline=not summary_only, stdin=stdin,
             )  # fmt: skip
-        sys.stdout.flush()  # (inside: a reader gone meanwhile is a broken pipe, quietly)
+        out.flush()  # (inside: a reader gone meanwhile is a broken pipe, quietly)
     sys.exit(status)
 
 

@@ -35,8 +35,8 @@ from efmoam.daemon.journal import Journal
 
 Job = Callable[[float], object]  #: work for the loop, given the time
 BULK_PER_WAKEUP = 64  #: bulk jobs (sockets of ports) run in one wake-up at most
-#: seconds of one wake-up that each kind of bulk work may take: the ports' frames (here),
-#: the counter poll (`polling`) and the ports' timers (`main`); what is left goes on in the next
+#: seconds of one wake-up that each kind of bulk work may take (the ports' frames here, the
+#: counter poll, the ports' timers); what is left goes on in the next wake-up
 SLICE = 0.015
 
 
@@ -237,7 +237,7 @@ class Loop:
                     else:
                         where, job, bulk = "control", data, False
                     if bulk:
-                        if not bulk_left or was - woke >= SLICE:
+                        if not bulk_left or spent.get(where, 0.0) >= SLICE:  # their own time, not others'
                             continue  # still readable: the next wake-up, at once
                         bulk_left -= 1
                     try:  # `Guard.run`, written out: once per frame

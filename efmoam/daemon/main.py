@@ -3,10 +3,10 @@
 Each wake-up reads what is ready (OAMPDU sockets, link notifications, the control
 socket, signals) and runs what is due (`Daemon._due`): the counter poll
 (`efmoam.daemon.polling`), the ports' deadlines, the control clients, the coalesced
-state write; the poll and the timers for about `SLICE` a wake-up each.  Each port carries out what
-its engine asked for (`efmoam.daemon.runtime`); control requests are answered by
-`efmoam.daemon.operations`; the state file is `efmoam.daemon.state`.  Every job runs
-under the loop's guard: nothing that happens after start ends the process.
+state write; the frames, the poll and the timers for about `SLICE` a wake-up each.  Each
+port carries out what its engine asked for (`efmoam.daemon.runtime`); control requests
+are answered by `efmoam.daemon.operations`; the state file is `efmoam.daemon.state`.
+Every job runs under the loop's guard: nothing that happens after start ends the process.
 
 Failure policy: bad frames are counted and logged with a rate limit; a port action that
 fails is retried until it verifies, and verified while it holds; a bad configuration on

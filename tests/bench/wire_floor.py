@@ -64,9 +64,15 @@ def speakers(topo: Topology, directory: Path, seconds: float, design: str) -> li
             str(out),
         ]
         procs.append(subprocess.Popen(command))
-    for proc in procs:
-        if proc.wait(timeout=seconds + 120):
-            sys.exit(f"the {design} speaker failed")
+    try:
+        failed = [proc.wait(timeout=seconds + 120) != 0 for proc in procs]
+    finally:
+        for proc in procs:  # (both, whatever happened to the other)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    if any(failed):
+        sys.exit(f"the {design} speaker failed")
     return [float(value) for value in (directory / "floor-a.txt").read_text().split()]
 
 
