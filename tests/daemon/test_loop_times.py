@@ -70,70 +70,76 @@ def test_the_loop_times_its_wakeups_and_runs_at_most_so_many_bulk_jobs_in_one() 
             writer.close()
 
 
+class TimedPorts:
+    """Ports' sockets with a frame waiting each, on a loop with a clock of its own: each
+    port's job reads its frame and takes `cost` seconds of that clock; `ran` has the
+    wake-up of each job.  With `hog`, a job of another kind (an SNMP request, say) is
+    ready before them in every wake-up and takes more than a slice each time."""
+
+    def __init__(self, count: int, cost: float, hog: bool = False) -> None:
+        self.now = 100.0
+        self.loop = Loop(Journal(io.StringIO()), lambda: self.now)
+        self.sockets: list[socket.socket] = []
+        self.ran: list[int] = []
+        self.wakeups = 0
+        if hog:
+            hog_r, hog_w = socket.socketpair()
+            hog_w.send(b"x")  # never read
+            self.sockets += [hog_r, hog_w]
+            self.loop.watch(hog_r, "snmp", self._take_more_than_a_slice)
+        for _ in range(count):
+            reader, writer = socket.socketpair()
+            self.sockets += [reader, writer]
+            reader.setblocking(False)
+            writer.send(b"x")
+
+            def job(_now: float, reader: socket.socket = reader) -> None:
+                reader.recv(16)
+                self.now += cost
+                self.ran.append(self.wakeups)
+
+            self.loop.watch(reader, "frames", job, bulk=True)
+        self.count = count
+
+    def _take_more_than_a_slice(self, _now: float) -> None:
+        self.now += SLICE + 0.001
+
+    def run(self, most: int = 100) -> None:
+        """Serve until every port's job ran (or `most` wake-ups)."""
+
+        def due(_now: float) -> None:
+            self.wakeups += 1
+
+        done = lambda: len(self.ran) == self.count or self.wakeups >= most  # noqa: E731
+        self.loop.run(due, lambda at: at + 0.5, done, threading.Lock())
+
+    def close(self) -> None:
+        for end in self.sockets:
+            end.close()
+
+
 def test_bulk_jobs_run_for_about_a_slice_of_a_wakeup() -> None:
     """Bulk jobs that take long (a Dying Gasp each, on a slow machine) stop once they have
     taken `SLICE` of the wake-up, well before `BULK_PER_WAKEUP`; the rest come next."""
-    now = [100.0]  # the loop's clock: each job takes 4 ms of it
-    loop = Loop(Journal(io.StringIO()), lambda: now[0])
-    pairs = [socket.socketpair() for _ in range(10)]
-    ran: list[int] = []  # the wake-up of each job
-    wakeups = [0]
+    ports = TimedPorts(10, cost=0.004)
     try:
-        for reader, writer in pairs:
-            reader.setblocking(False)
-            writer.send(b"x")
-
-            def job(_now: float, reader: socket.socket = reader) -> None:
-                reader.recv(16)
-                now[0] += 0.004
-                ran.append(wakeups[0])
-
-            loop.watch(reader, "frames", job, bulk=True)
-
-        def due(_now: float) -> None:
-            wakeups[0] += 1
-
-        loop.run(due, lambda at: at + 0.5, lambda: len(ran) == len(pairs), threading.Lock())
+        ports.run()
         per_wakeup = -(-SLICE // 0.004)  # jobs until a slice is spent: the one that crosses it included
-        assert ran.count(0) == per_wakeup < BULK_PER_WAKEUP
-        assert wakeups[0] == -(-len(pairs) // per_wakeup), "the rest in the next wake-ups, each a slice"
+        assert ports.ran.count(0) == per_wakeup < BULK_PER_WAKEUP
+        assert ports.wakeups == -(-10 // per_wakeup), "the rest in the next wake-ups, each a slice"
     finally:
-        for reader, writer in pairs:
-            reader.close()
-            writer.close()
+        ports.close()
 
 
 def test_a_slow_job_of_another_kind_does_not_take_the_frames_slice() -> None:
-    """Each kind's slice is its own: a job that is not a port's (an SNMP request, say) taking
-    longer than a slice, ready first in every wake-up, leaves the frames their slice."""
-    now = [100.0]
-    loop = Loop(Journal(io.StringIO()), lambda: now[0])
-    hog_r, hog_w = socket.socketpair()
-    hog_w.send(b"x")  # never read: ready in every wake-up
-    loop.watch(hog_r, "snmp", lambda _now: now.__setitem__(0, now[0] + SLICE + 0.001))
-    pairs = [socket.socketpair() for _ in range(3)]
-    ran: list[int] = []
-    wakeups = [0]
+    """Each kind's slice is its own: a slow job of another kind, ready first in every
+    wake-up, leaves the ports' frames their slice."""
+    ports = TimedPorts(3, cost=0.001, hog=True)
     try:
-        for reader, writer in pairs:
-            reader.setblocking(False)
-            writer.send(b"x")
-
-            def job(_now: float, reader: socket.socket = reader) -> None:
-                reader.recv(16)
-                now[0] += 0.001
-                ran.append(wakeups[0])
-
-            loop.watch(reader, "frames", job, bulk=True)
-
-        def due(_now: float) -> None:
-            wakeups[0] += 1
-
-        loop.run(due, lambda at: at + 0.5, lambda: len(ran) == len(pairs) or wakeups[0] > 5, threading.Lock())
-        assert ran == [0, 0, 0], "every port's frames in the first wake-up"
+        ports.run(most=5)
+        assert ports.ran == [0, 0, 0], "every port's frames in the first wake-up"
     finally:
-        for end in (hog_r, hog_w, *(end for pair in pairs for end in pair)):
-            end.close()
+        ports.close()
 
 
 def test_a_long_wakeup_is_counted_and_logged_with_where_its_time_went() -> None:
