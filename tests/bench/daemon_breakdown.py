@@ -35,7 +35,6 @@ import signal
 import sys
 import tempfile
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -115,12 +114,7 @@ def main() -> None:
         if args.signal_failure:
             stack.enter_context(alone_on_a_cpu(topo))
         topo.a.env = {"PYTHONPATH": f"{directory}{os.pathsep}{ROOT}", "EFMOAM_PROBE": str(directory)}
-        timeout = 60.0 + args.ports * 0.1
-        topo.b.start(timeout=timeout)
-        topo.a.start(timeout=timeout)
-        for daemon in topo.daemons:
-            wait_for(partial(topo.all_operational, daemon), timeout, f"{daemon.name} operational", interval=0.25)
-        time.sleep(3.0)  # the discovery burst passes
+        topo.start_steady()
         steady(topo, directory, args.seconds)
         if args.signal_failure:
             signal_failure(topo, directory)

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.bench.floor_speaker import DESIGNS
 from tests.bench.test_daemon_scale_bench import Topology, topology
-from tests.daemon.lab import PYTHON, missing_requirements, wait_for
+from tests.daemon.lab import PYTHON, missing_requirements
 
 SPEAKER = Path(__file__).with_name("floor_speaker.py")
 
@@ -96,12 +96,7 @@ def main() -> None:
             if send:  # (the shared design's calls carry many frames: not timed one by one)
                 print(f"  {design:9s} one send, one recv   {send:7.2f} us, {recv:.2f} us")
         if args.daemon:
-            timeout = 60.0 + args.ports * 0.1
-            for daemon in topo.daemons:
-                daemon.start(timeout=timeout)
-            for daemon in topo.daemons:
-                wait_for(lambda d=daemon: topo.all_operational(d), timeout, "operational", interval=0.25)
-            time.sleep(3.0)
+            topo.start_steady()
             before, start = topo.a.cpu_seconds(), time.monotonic()
             time.sleep(args.seconds)
             used, elapsed = topo.a.cpu_seconds() - before, time.monotonic() - start
